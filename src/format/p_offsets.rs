@@ -1,0 +1,125 @@
+//! `.p.offsets` (COTO): for each (row group, predicate id), the ascending
+//! row-group-local row positions holding that predicate (reference §7).
+//!
+//! The index holds absolute file offsets (the writer's and reader's reading,
+//! not the F* banner's count-based one).
+
+use super::cursor::{Cursor, Decoded, RawSource};
+use super::error::{FormatError, Result};
+use super::span::Role;
+use super::{put_u32, put_u64};
+
+pub const MAGIC: [u8; 4] = *b"COTO";
+pub const HEADER_LEN: u64 = 16;
+
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct POffsets {
+    pub num_rgs: u32,
+    pub num_preds: u32,
+    /// `starts[c]..starts[c+1]` indexes `rows` for cell c = rg·P + p (R·P+1 entries).
+    pub starts: Vec<usize>,
+    pub rows: Vec<u32>,
+}
+
+impl POffsets {
+    pub fn cells(&self) -> u64 {
+        u64::from(self.num_rgs) * u64::from(self.num_preds)
+    }
+    /// Local row positions of predicate `p` in row group `rg`.
+    pub fn rows_of(&self, rg: u32, p: u32) -> &[u32] {
+        if rg >= self.num_rgs || p >= self.num_preds {
+            return &[];
+        }
+        let c = (rg as usize) * self.num_preds as usize + p as usize;
+        &self.rows[self.starts[c]..self.starts[c + 1]]
+    }
+    /// Builds from per-cell row lists in (rg major, p minor) order.
+    pub fn from_cells(num_rgs: u32, num_preds: u32, cells: &[Vec<u32>]) -> Self {
+        let mut starts = Vec::with_capacity(cells.len() + 1);
+        let mut rows = Vec::new();
+        starts.push(0);
+        for cell in cells {
+            rows.extend_from_slice(cell);
+            starts.push(rows.len());
+        }
+        POffsets { num_rgs, num_preds, starts, rows }
+    }
+}
+
+fn data_offset(cells: u64) -> u64 {
+    HEADER_LEN + 8 * (cells + 1)
+}
+
+pub fn encode(p: &POffsets) -> Vec<u8> {
+    let base = data_offset(p.cells());
+    let mut out = Vec::with_capacity(base as usize + 4 * p.rows.len());
+    out.extend_from_slice(&MAGIC);
+    put_u32(&mut out, 1);
+    put_u32(&mut out, p.num_rgs);
+    put_u32(&mut out, p.num_preds);
+    for &s in &p.starts {
+        put_u64(&mut out, base + 4 * s as u64);
+    }
+    for &r in &p.rows {
+        put_u32(&mut out, r);
+    }
+    out
+}
+
+pub fn decode(bytes: &[u8]) -> Decoded<POffsets> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, true);
+    let result = decode_inner(&mut c);
+    Decoded { result, spans: c.spans }
+}
+
+fn decode_inner(c: &mut Cursor<RawSource>) -> Result<POffsets> {
+    c.magic(MAGIC, &[])?;
+    c.version()?;
+    let num_rgs = c.u32("num_rgs", Role::Count)?;
+    let num_preds = c.u32("num_preds", Role::Count)?;
+    let cells = u64::from(num_rgs) * u64::from(num_preds);
+    let index_at = c.here();
+    let index = c.u64_array(cells + 1, "index[]", Role::Offset)?;
+    let base = data_offset(cells);
+    let file_len = c.file_len();
+    let mut starts = Vec::with_capacity(index.len());
+    for (k, &off) in index.iter().enumerate() {
+        let prev = if k == 0 { base } else { index[k - 1] };
+        let problem = if k == 0 && off != base {
+            Some(format!("expected {base} (end of index[]), found {off}"))
+        } else if off < prev {
+            Some(format!("offsets must be non-decreasing: {off} follows {prev}"))
+        } else if (off - base) % 4 != 0 {
+            Some(format!("{off} is not on a u32 boundary of the row data"))
+        } else if off > file_len {
+            Some(format!("{off} is past the end of the file ({file_len} bytes)"))
+        } else if k == index.len() - 1 && off != file_len {
+            Some(format!("the last offset must equal the file length {file_len}, found {off}"))
+        } else {
+            None
+        };
+        if let Some(detail) = problem {
+            let e = FormatError::structure(index_at + 8 * k as u64, format!("index[{k}]"), detail);
+            return Err(c.fail(e));
+        }
+        starts.push(((off - base) / 4) as usize);
+    }
+    let total = *starts.last().unwrap_or(&0) as u64;
+    let data_at = c.here();
+    let rows = c.u32_array(total, "rows", Role::Payload)?;
+    for cell in 0..cells as usize {
+        let run = &rows[starts[cell]..starts[cell + 1]];
+        if let Some(i) = run.windows(2).position(|w| w[0] >= w[1]) {
+            let at = data_at + 4 * (starts[cell] + i + 1) as u64;
+            let e = FormatError::structure(
+                at,
+                format!("rows of cell {cell}"),
+                format!("row positions must ascend strictly: {} follows {}", run[i + 1], run[i]),
+            );
+            return Err(c.fail(e));
+        }
+    }
+    c.expect_end()?;
+    Ok(POffsets { num_rgs, num_preds, starts, rows })
+}

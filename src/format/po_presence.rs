@@ -1,0 +1,132 @@
+//! `.po.presence` (COPO): per row group, the sorted distinct (predicate, object)
+//! id pairs, so a bound p+o pattern skips row groups lacking the pair even when
+//! both terms occur there separately (reference §8).
+
+use super::cursor::{Cursor, Decoded, RawSource};
+use super::error::{FormatError, Result};
+use super::span::Role;
+use super::{put_u32, put_u64};
+
+pub const MAGIC: [u8; 4] = *b"COPO";
+pub const HEADER_LEN: u64 = 20;
+
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct PoPresence {
+    pub num_rgs: u32,
+    pub pred_dict_size: u32,
+    pub obj_dict_size: u32,
+    /// `starts[rg]..starts[rg+1]` indexes `pairs` (R+1 entries).
+    pub starts: Vec<usize>,
+    /// `p_id << 32 | o_id`, strictly ascending within a row group.
+    pub pairs: Vec<u64>,
+}
+
+pub fn pair(p: u32, o: u32) -> u64 {
+    (u64::from(p) << 32) | u64::from(o)
+}
+
+impl PoPresence {
+    /// Whether row group `rg` has a row with predicate `p` and object `o`.
+    pub fn contains(&self, rg: u32, p: u32, o: u32) -> bool {
+        if rg >= self.num_rgs || p >= self.pred_dict_size || o >= self.obj_dict_size {
+            return false;
+        }
+        let r = rg as usize;
+        self.pairs[self.starts[r]..self.starts[r + 1]].binary_search(&pair(p, o)).is_ok()
+    }
+    /// Builds from per-row-group sorted distinct pair lists.
+    pub fn from_groups(pred_dict_size: u32, obj_dict_size: u32, groups: &[Vec<u64>]) -> Self {
+        let mut starts = vec![0];
+        let mut pairs = Vec::new();
+        for g in groups {
+            pairs.extend_from_slice(g);
+            starts.push(pairs.len());
+        }
+        PoPresence { num_rgs: groups.len() as u32, pred_dict_size, obj_dict_size, starts, pairs }
+    }
+}
+
+fn data_offset(num_rgs: u64) -> u64 {
+    HEADER_LEN + 8 * (num_rgs + 1)
+}
+
+pub fn encode(p: &PoPresence) -> Vec<u8> {
+    let base = data_offset(u64::from(p.num_rgs));
+    let mut out = Vec::with_capacity(base as usize + 8 * p.pairs.len());
+    out.extend_from_slice(&MAGIC);
+    put_u32(&mut out, 1);
+    put_u32(&mut out, p.num_rgs);
+    put_u32(&mut out, p.pred_dict_size);
+    put_u32(&mut out, p.obj_dict_size);
+    for &s in &p.starts {
+        put_u64(&mut out, base + 8 * s as u64);
+    }
+    for &pr in &p.pairs {
+        put_u64(&mut out, pr);
+    }
+    out
+}
+
+pub fn decode(bytes: &[u8]) -> Decoded<PoPresence> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, true);
+    let result = decode_inner(&mut c);
+    Decoded { result, spans: c.spans }
+}
+
+fn decode_inner(c: &mut Cursor<RawSource>) -> Result<PoPresence> {
+    c.magic(MAGIC, &[])?;
+    c.version()?;
+    let num_rgs = c.u32("num_rgs", Role::Count)?;
+    let pred_dict_size = c.u32("pred_dict_size", Role::Count)?;
+    let obj_dict_size = c.u32("obj_dict_size", Role::Count)?;
+    let at = c.here();
+    let offs = c.u64_array(u64::from(num_rgs) + 1, "rg_offsets[]", Role::Offset)?;
+    let base = data_offset(u64::from(num_rgs));
+    let file_len = c.file_len();
+    let mut starts = Vec::with_capacity(offs.len());
+    for (k, &off) in offs.iter().enumerate() {
+        let prev = if k == 0 { base } else { offs[k - 1] };
+        let problem = if k == 0 && off != base {
+            Some(format!("expected {base} (end of rg_offsets[]), found {off}"))
+        } else if off < prev {
+            Some(format!("offsets must be non-decreasing: {off} follows {prev}"))
+        } else if (off - base) % 8 != 0 {
+            Some(format!("{off} is not on a pair (8-byte) boundary"))
+        } else if off > file_len {
+            Some(format!("{off} is past the end of the file ({file_len} bytes)"))
+        } else if k == offs.len() - 1 && off != file_len {
+            Some(format!("the last offset must equal the file length {file_len}, found {off}"))
+        } else {
+            None
+        };
+        if let Some(detail) = problem {
+            let e = FormatError::structure(at + 8 * k as u64, format!("rg_offsets[{k}]"), detail);
+            return Err(c.fail(e));
+        }
+        starts.push(((off - base) / 8) as usize);
+    }
+    let total = *starts.last().unwrap_or(&0) as u64;
+    let data_at = c.here();
+    let pairs = c.u64_array(total, "pairs", Role::Payload)?;
+    for rg in 0..num_rgs as usize {
+        for i in starts[rg]..starts[rg + 1] {
+            let (p, o) = ((pairs[i] >> 32) as u32, pairs[i] as u32);
+            let detail = if i > starts[rg] && pairs[i - 1] >= pairs[i] {
+                Some(format!("pairs must ascend strictly within row group {rg}"))
+            } else if p >= pred_dict_size || o >= obj_dict_size {
+                Some(format!(
+                    "pair (p={p}, o={o}) is outside the dictionaries ({pred_dict_size} predicates, {obj_dict_size} objects)"
+                ))
+            } else {
+                None
+            };
+            if let Some(detail) = detail {
+                let e = FormatError::structure(data_at + 8 * i as u64, format!("pairs[{i}]"), detail);
+                return Err(c.fail(e));
+            }
+        }
+    }
+    c.expect_end()?;
+    Ok(PoPresence { num_rgs, pred_dict_size, obj_dict_size, starts, pairs })
+}

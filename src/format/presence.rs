@@ -1,0 +1,85 @@
+//! `.s.presence` `.p.presence` `.o.presence` `.g.presence` (COTP): one bit per
+//! (row group, token id), so a bound term skips row groups that lack it.
+//!
+//! Bit k = rg·n + tok, byte k/8, least significant bit first (reference §6).
+
+use super::cursor::{Cursor, Decoded, RawSource};
+use super::error::{FormatError, Result};
+use super::put_u32;
+use super::span::Role;
+
+pub const MAGIC: [u8; 4] = *b"COTP";
+pub const HEADER_LEN: u64 = 16;
+
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Presence {
+    pub num_rgs: u32,
+    pub num_tokens: u32,
+    pub bits: Vec<u8>,
+}
+
+/// Bytes needed for `bits` bits.
+pub fn bitmap_len(num_rgs: u32, num_tokens: u32) -> u64 {
+    (u64::from(num_rgs) * u64::from(num_tokens)).div_ceil(8)
+}
+
+impl Presence {
+    pub fn new(num_rgs: u32, num_tokens: u32) -> Self {
+        Presence { num_rgs, num_tokens, bits: vec![0; bitmap_len(num_rgs, num_tokens) as usize] }
+    }
+    fn index(&self, rg: u32, tok: u32) -> Option<usize> {
+        (rg < self.num_rgs && tok < self.num_tokens)
+            .then(|| (u64::from(rg) * u64::from(self.num_tokens) + u64::from(tok)) as usize)
+    }
+    /// Whether row group `rg` holds token `tok`; out of range reads as absent.
+    pub fn get(&self, rg: u32, tok: u32) -> bool {
+        self.index(rg, tok).is_some_and(|k| self.bits[k / 8] & (1 << (k % 8)) != 0)
+    }
+    pub fn set(&mut self, rg: u32, tok: u32) {
+        if let Some(k) = self.index(rg, tok) {
+            self.bits[k / 8] |= 1 << (k % 8);
+        }
+    }
+}
+
+pub fn encode(p: &Presence) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN as usize + p.bits.len());
+    out.extend_from_slice(&MAGIC);
+    put_u32(&mut out, 1);
+    put_u32(&mut out, p.num_rgs);
+    put_u32(&mut out, p.num_tokens);
+    out.extend_from_slice(&p.bits);
+    out
+}
+
+pub fn decode(bytes: &[u8]) -> Decoded<Presence> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, true);
+    let result = decode_inner(&mut c);
+    Decoded { result, spans: c.spans }
+}
+
+fn decode_inner(c: &mut Cursor<RawSource>) -> Result<Presence> {
+    c.magic(MAGIC, &[])?;
+    c.version()?;
+    let num_rgs = c.u32("num_rgs", Role::Count)?;
+    let num_tokens = c.u32("num_tokens", Role::Count)?;
+    let len = bitmap_len(num_rgs, num_tokens);
+    c.need(len, "bitmap", Role::Payload)?;
+    let (start, end) = c.skip(len as usize, "bitmap", Role::Payload)?;
+    let bits = c.raw_bytes(start, end).to_vec();
+    let used = u64::from(num_rgs) * u64::from(num_tokens);
+    if used % 8 != 0 {
+        let last = bits[bits.len() - 1];
+        if last >> (used % 8) != 0 {
+            let e = FormatError::structure(
+                c.byte_offset(end - 1),
+                "bitmap",
+                format!("padding bits after bit {used} must be zero, last byte is {last:#04x}"),
+            );
+            return Err(c.fail(e));
+        }
+    }
+    c.expect_end()?;
+    Ok(Presence { num_rgs, num_tokens, bits })
+}

@@ -1,0 +1,79 @@
+//! `.s.offsets` (COTS): each subject id's contiguous global row range, so a
+//! bound subject narrows to the rows (and row groups) that hold it (reference §9).
+//!
+//! Correct only when each subject's rows are contiguous (SPOG order). The
+//! decoder checks what it can alone: ranges inside the row count and pairwise
+//! disjoint. `verify` checks the ranges against the rows themselves.
+
+use super::cursor::{Cursor, Decoded, RawSource};
+use super::error::{FormatError, Result};
+use super::span::Role;
+use super::{put_u32, put_u64};
+
+pub const MAGIC: [u8; 4] = *b"COTS";
+pub const HEADER_LEN: u64 = 16;
+
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SOffsets {
+    pub num_rows_total: u32,
+    /// Global `[start, end)` per subject id; `(0, 0)` for a subject never seen.
+    pub ranges: Vec<(u64, u64)>,
+}
+
+pub fn encode(s: &SOffsets) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN as usize + 16 * s.ranges.len());
+    out.extend_from_slice(&MAGIC);
+    put_u32(&mut out, 1);
+    put_u32(&mut out, s.ranges.len() as u32);
+    put_u32(&mut out, s.num_rows_total);
+    for &(a, b) in &s.ranges {
+        put_u64(&mut out, a);
+        put_u64(&mut out, b);
+    }
+    out
+}
+
+pub fn decode(bytes: &[u8]) -> Decoded<SOffsets> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, true);
+    let result = decode_inner(&mut c);
+    Decoded { result, spans: c.spans }
+}
+
+fn decode_inner(c: &mut Cursor<RawSource>) -> Result<SOffsets> {
+    c.magic(MAGIC, &[])?;
+    c.version()?;
+    let n = u64::from(c.u32("num_subjects", Role::Count)?);
+    let total = c.u32("num_rows_total", Role::Count)?;
+    let at = c.here();
+    let flat = c.u64_array(n.saturating_mul(2), "ranges[]", Role::Payload)?;
+    let ranges: Vec<(u64, u64)> = flat.chunks_exact(2).map(|r| (r[0], r[1])).collect();
+    for (i, &(a, b)) in ranges.iter().enumerate() {
+        if a > b || b > u64::from(total) {
+            let e = FormatError::structure(
+                at + 16 * i as u64,
+                format!("ranges[{i}]"),
+                format!("[{a}, {b}) is not a range inside the {total} rows"),
+            );
+            return Err(c.fail(e));
+        }
+    }
+    let mut nonempty: Vec<(u64, u64, usize)> =
+        ranges.iter().enumerate().filter(|(_, r)| r.0 < r.1).map(|(i, r)| (r.0, r.1, i)).collect();
+    nonempty.sort_unstable();
+    for w in nonempty.windows(2) {
+        if w[1].0 < w[0].1 {
+            let e = FormatError::structure(
+                at + 16 * w[1].2 as u64,
+                format!("ranges[{}]", w[1].2),
+                format!(
+                    "[{}, {}) overlaps subject {}'s range [{}, {})",
+                    w[1].0, w[1].1, w[0].2, w[0].0, w[0].1
+                ),
+            );
+            return Err(c.fail(e));
+        }
+    }
+    c.expect_end()?;
+    Ok(SOffsets { num_rows_total: total, ranges })
+}

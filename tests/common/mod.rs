@@ -1,0 +1,78 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `../shared` beside the checkout (CI lays a copy there), if present.
+pub fn shared() -> Option<PathBuf> {
+    let p = repo().join("..").join("shared");
+    p.is_dir().then_some(p)
+}
+
+/// Parses `"0000  44 4c ..  ascii"` hex dumps and bare hex into bytes.
+pub fn hex(s: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in s.lines() {
+        let line = line.trim();
+        let body = match line.split_once("  ") {
+            Some((addr, rest)) if addr.len() == 4 && addr.chars().all(|c| c.is_ascii_hexdigit()) => rest,
+            _ => line,
+        };
+        for tok in body.split_whitespace() {
+            if tok.len() == 2 && tok.chars().all(|c| c.is_ascii_hexdigit()) {
+                out.push(u8::from_str_radix(tok, 16).unwrap());
+            } else {
+                break; // the ASCII column
+            }
+        }
+    }
+    out
+}
+
+/// Little-endian assembly, independent of the crate's encoders.
+#[derive(Default)]
+pub struct Le(pub Vec<u8>);
+impl Le {
+    pub fn b(mut self, bytes: &[u8]) -> Self {
+        self.0.extend_from_slice(bytes);
+        self
+    }
+    pub fn u32(self, v: u32) -> Self {
+        self.b(&v.to_le_bytes())
+    }
+    pub fn u64(self, v: u64) -> Self {
+        self.b(&v.to_le_bytes())
+    }
+}
+
+/// The rows of `cottas_sample.nq` as term tokens, SPOG-sorted (reference §15.3).
+/// The sample's tokens contain no spaces, so splitting on whitespace is exact.
+pub fn sample_rows() -> Vec<[String; 4]> {
+    let text = include_str!("../../fixtures/cottas_sample.nq");
+    let mut rows: Vec<[String; 4]> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            let g = if t.len() == 5 { t[3].to_string() } else { "DEFAULT".to_string() };
+            [t[0].to_string(), t[1].to_string(), t[2].to_string(), g]
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Writes `bytes` to the fixture when COTTAS_BLESS=1, else checks it matches.
+pub fn check_fixture(rel: &str, bytes: &[u8]) {
+    let path = repo().join("fixtures").join(rel);
+    if std::env::var("COTTAS_BLESS").as_deref() == Ok("1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+    }
+    let on_disk = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (run with COTTAS_BLESS=1)", path.display()));
+    assert_eq!(on_disk, bytes, "fixture {rel} differs from the expected bytes");
+}
