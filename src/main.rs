@@ -1,1 +1,5 @@
-fn main(){}
+//! The `cottas-tui` binary: a thin shell over the library's `cli` module.
+
+fn main() -> std::process::ExitCode {
+    cottas_tui::cli::main()
+}

@@ -160,9 +160,15 @@ impl<'a, S: Source> Cursor<'a, S> {
 
     /// Records a span over symbols `[start, end)`.
     pub fn span(&mut self, name: &str, start: usize, end: usize, role: Role) {
+        self.span_value(name, start, end, role, None)
+    }
+
+    /// Records a span with its decoded value (built only when recording).
+    pub fn span_value(&mut self, name: &str, start: usize, end: usize, role: Role, value: Option<String>) {
         if self.record {
             let range = self.src.byte_offset(start)..self.src.byte_offset(end);
-            self.spans.push(Span { name: format!("{}{name}", self.prefix), range, role, reason: None });
+            let name = format!("{}{name}", self.prefix);
+            self.spans.push(Span { name, range, role, value, reason: None });
         }
     }
 
@@ -174,6 +180,7 @@ impl<'a, S: Source> Cursor<'a, S> {
                 name: format!("{}{name}", self.prefix),
                 range,
                 role,
+                value: None,
                 reason: Some(reason),
             });
         }
@@ -224,7 +231,11 @@ impl<'a, S: Source> Cursor<'a, S> {
             v |= u64::from(self.byte_at(start + k)?) << (8 * k);
         }
         self.pos += n;
-        self.span(field, start, self.pos, role);
+        let shown = self.record.then(|| match role {
+            Role::Checksum => format!("{v:#010x}"),
+            _ => v.to_string(),
+        });
+        self.span_value(field, start, self.pos, role, shown);
         Ok(v)
     }
 
@@ -257,7 +268,8 @@ impl<'a, S: Source> Cursor<'a, S> {
             self.need(4, "magic", Role::Magic)?;
         }
         self.pos += 4;
-        self.span("magic", start, self.pos, Role::Magic);
+        let shown = self.record.then(|| format!("{:?}", String::from_utf8_lossy(&found)));
+        self.span_value("magic", start, self.pos, Role::Magic, shown);
         if found[..] == expected {
             return Ok(());
         }
@@ -295,7 +307,11 @@ impl<'a, S: Source> Cursor<'a, S> {
             FormatError::structure(self.src.byte_offset(start), field, "string is not valid UTF-8")
         });
         self.pos += n;
-        self.span(field, start, self.pos, Role::Payload);
+        let shown = match (&s, self.record) {
+            (Ok(text), true) => Some(format!("{:?}", short(text))),
+            _ => None,
+        };
+        self.span_value(field, start, self.pos, Role::Payload, shown);
         s.map_err(|e| self.fail(e))
     }
 
@@ -366,6 +382,14 @@ impl<'a, S: Source> Cursor<'a, S> {
             return Err(err);
         }
         Ok(())
+    }
+}
+
+/// At most 60 characters of `s`, for span values.
+fn short(s: &str) -> String {
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
     }
 }
 

@@ -9,7 +9,7 @@
 use super::cursor::{CodePointSource, Cursor, Decoded, RawSource, Source};
 use super::error::{ErrorKind, FormatError, Result};
 use super::span::{Role, Span};
-use super::term::{RDF_DIR_LANG_STRING, RDF_LANG_STRING};
+use super::term::{Literal, Term, RDF_DIR_LANG_STRING, RDF_LANG_STRING};
 use super::transport::{Sink, Transport};
 
 pub const MAGIC: [u8; 4] = *b"DLOG";
@@ -410,8 +410,18 @@ fn decode_log<S: Source>(c: &mut Cursor<S>, bytes: &[u8], transport: Transport, 
         let start = c.pos();
         if c.remaining() == 0 {
             let offset = c.here();
-            let leftover = Leftover { offset, len: 0, reason: StopReason::CleanEnd, error: None };
-            return Ok(DeltaLog { transport, batches, leftover, leftover_bytes: Vec::new() });
+            if offset == bytes.len() as u64 {
+                let leftover = Leftover { offset, len: 0, reason: StopReason::CleanEnd, error: None };
+                return Ok(DeltaLog { transport, batches, leftover, leftover_bytes: Vec::new() });
+            }
+            // The legacy reading ends where the file stops being valid UTF-8.
+            let len = bytes.len() as u64 - offset;
+            let error = FormatError::structure(offset, "legacy transport", "bytes that are not valid UTF-8 cannot be code points of a legacy log");
+            if c.recording() {
+                c.spans.push(Span { name: "leftover".into(), range: offset..bytes.len() as u64, role: Role::Tail, value: None, reason: Some(error.to_string()) });
+            }
+            let leftover = Leftover { offset, len, reason: StopReason::BadFrame, error: Some(error) };
+            return Ok(DeltaLog { transport, batches, leftover, leftover_bytes: bytes[offset as usize..].to_vec() });
         }
         let prefix = c.set_prefix(format!("batch[{}].", batches.len()));
         let parsed = parse_batch(c, detail);
@@ -433,6 +443,7 @@ fn decode_log<S: Source>(c: &mut Cursor<S>, bytes: &[u8], transport: Transport, 
                         name: "leftover.raw".into(),
                         range: from..bytes.len() as u64,
                         role: Role::Tail,
+                        value: None,
                         reason: Some("not valid UTF-8 in the legacy transport".into()),
                     });
                 }
@@ -465,7 +476,15 @@ fn parse_batch<S: Source>(c: &mut Cursor<S>, detail: Detail) -> std::result::Res
         let stored = stored.unwrap_or(u32::MAX);
         let at = c.byte_offset(body_end);
         c.bad_span("checksum", body_end, body_end + 4, Role::Checksum, format!("stored {stored:#010x}, computed {computed:#010x}"));
-        let error = FormatError::new(at, ErrorKind::Checksum { field: format!("batch checksum at {at}"), stored, computed });
+        // Say which entry is damaged too, when the body still parses that far.
+        let outer = c.set_limit(body_end);
+        let located = match parse_body(c, detail) {
+            Err(inner) => format!("; inside it: {}", inner.error),
+            Ok(_) => String::new(),
+        };
+        c.set_limit(outer);
+        let field = format!("batch checksum at {at}{located}");
+        let error = FormatError::new(at, ErrorKind::Checksum { field, stored, computed });
         return Err(Stop { reason: StopReason::BadChecksum, error });
     }
     let outer = c.set_limit(body_end);
@@ -625,4 +644,36 @@ pub fn decode_batch_at(bytes: &[u8], offset: usize) -> Decoded<BatchFrame> {
         .map(|batch| BatchFrame { offset: offset as u64, len: (c.pos() - offset) as u64, batch })
         .map_err(|s| s.error);
     Decoded { result, spans: c.spans }
+}
+
+impl Quad {
+    /// The quad as term values; the default graph is [`Term::DefaultGraph`].
+    pub fn to_terms(&self) -> [Term; 4] {
+        let s = match &self.subject {
+            Subject::Iri(i) => Term::Iri(i.clone()),
+            Subject::Blank(b) => Term::Blank(b.clone()),
+        };
+        let o = match &self.object {
+            Object::Iri(i) => Term::Iri(i.clone()),
+            Object::Blank(b) => Term::Blank(b.clone()),
+            Object::Literal { lexical, datatype, language: Some(tag) } if datatype == RDF_LANG_STRING => {
+                Term::Literal(Literal::lang(lexical.clone(), tag))
+            }
+            Object::Literal { lexical, datatype, .. } => Term::Literal(Literal::typed(lexical.clone(), datatype.clone())),
+        };
+        let g = self.graph.clone().map_or(Term::DefaultGraph, Term::Iri);
+        [s, Term::Iri(self.predicate.clone()), o, g]
+    }
+
+    /// One N-Quads statement (no graph term for the default graph).
+    pub fn to_nquads(&self) -> String {
+        let [s, p, o, g] = self.to_terms();
+        let mut out = format!("{s} {p} {o}");
+        if g != Term::DefaultGraph {
+            out.push(' ');
+            out.push_str(&g.to_string());
+        }
+        out.push_str(" .");
+        out
+    }
 }

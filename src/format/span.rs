@@ -49,6 +49,8 @@ pub struct Span {
     pub name: String,
     pub range: Range<u64>,
     pub role: Role,
+    /// The decoded value, for scalar fields and short strings (`4`, `"COTD"`).
+    pub value: Option<String>,
     pub reason: Option<String>,
 }
 
@@ -77,6 +79,9 @@ impl fmt::Display for Span {
             self.role.as_str(),
             self.name
         )?;
+        if let Some(v) = &self.value {
+            write!(f, " = {v}")?;
+        }
         if let Some(reason) = &self.reason {
             write!(f, "  BAD: {reason}")?;
         }

@@ -1,0 +1,112 @@
+//! The command-line front end: argument parsing and output. All decoding and
+//! store logic lives in the library modules; this layer only formats results
+//! and maps them to exit codes users can script against:
+//!
+//! * 0 — success / decoded clean;
+//! * 1 — ran, found problems (a damaged file, a failed check);
+//! * 2 — could not run (unreadable input, usage error).
+
+pub mod dump;
+pub mod hexview;
+pub mod inventory;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "cottas-tui", version, about = "Inspect, verify and operate COTTAS RDF stores on disk")]
+pub struct Cli {
+    /// A chunk dir, version dir or store file to inspect; without one, the demo store.
+    pub path: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Decode one store file and print its structure (exit 0 clean, 1 problems, 2 unreadable).
+    Dump(dump::DumpArgs),
+    /// Build the embedded demo store (if needed) and list what is in it.
+    Demo(inventory::DemoArgs),
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ColorChoice {
+    /// When to colour output.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: When,
+    /// Same as --color never.
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    pub fn enabled(&self, is_tty: bool) -> bool {
+        if self.no_color {
+            return false;
+        }
+        match self.color {
+            When::Always => true,
+            When::Never => false,
+            When::Auto => is_tty && std::env::var_os("NO_COLOR").is_none(),
+        }
+    }
+}
+
+/// Parses `123` or `0x7b`.
+pub fn parse_offset(s: &str) -> Result<u64, String> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.map_err(|e| format!("{s:?} is not a byte offset (decimal or 0x-hex): {e}"))
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
+    match (cli.command, cli.path) {
+        (Some(Command::Dump(args)), _) => Ok(dump::run(&args, out)?.code()),
+        (Some(Command::Demo(args)), _) => inventory::demo(&args, out),
+        (None, Some(path)) => inventory::run(&path, out),
+        (None, None) => inventory::demo(&inventory::DemoArgs::default(), out),
+    }
+}
+
+/// Runs the CLI and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = dispatch(cli, &mut out).and_then(|code| {
+        out.flush()?;
+        Ok(code)
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = out.flush();
+            eprintln!("cottas-tui: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

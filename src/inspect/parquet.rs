@@ -1,0 +1,145 @@
+//! Inspection of `data.cottas`: the Parquet framing (leading and trailing
+//! `PAR1`, footer length) decoded here with spans, the Thrift footer decoded
+//! by the parquet crate, and the COTTAS profile checked against it (reference §3).
+
+use parquet::basic::{Repetition, Type as PhysicalType};
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use serde_json::json;
+
+use super::{Inspection, Problem};
+use crate::format::error::ErrorKind;
+use crate::format::{FormatError, Role, Span};
+
+const PAR1: [u8; 4] = *b"PAR1";
+
+fn span(name: &str, start: u64, end: u64, role: Role, value: Option<String>) -> Span {
+    Span { name: name.into(), range: start..end, role, value, reason: None }
+}
+
+fn bad(ins: &mut Inspection, e: FormatError) {
+    if let Some(s) = ins.spans.iter_mut().rev().find(|s| s.contains(e.offset) || s.range.start == e.offset) {
+        s.reason = Some(e.to_string());
+    }
+    ins.problem(&e);
+}
+
+pub(super) fn inspect(ins: &mut Inspection, bytes: &[u8]) {
+    let len = bytes.len() as u64;
+    let head = &bytes[..bytes.len().min(4)];
+    ins.spans.push(span("magic", 0, head.len() as u64, Role::Magic, Some(format!("{:?}", String::from_utf8_lossy(head)))));
+    if head != PAR1 {
+        let kind = ErrorKind::UnknownMagic { expected: PAR1, found: head.to_vec() };
+        return bad(ins, FormatError::new(0, kind));
+    }
+    if len < 12 {
+        let kind = ErrorKind::Truncated { field: "footer".into(), needed: 12, file_len: len };
+        return bad(ins, FormatError::new(len, kind));
+    }
+    let tail = &bytes[bytes.len() - 4..];
+    let footer_len = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap_or([0; 4])) as u64;
+    let meta_start = (len - 8).saturating_sub(footer_len);
+    ins.spans.push(span("footer.metadata", meta_start.max(4), len - 8, Role::Payload, None));
+    ins.spans.push(span("footer.length", len - 8, len - 4, Role::Length, Some(footer_len.to_string())));
+    ins.spans.push(span("footer.magic", len - 4, len, Role::Magic, Some(format!("{:?}", String::from_utf8_lossy(tail)))));
+    if tail != PAR1 {
+        let kind = ErrorKind::Structure {
+            field: "footer.magic".into(),
+            detail: format!(
+                "expected PAR1 at the end of the file, found {:02x?}: the file is truncated or was not finished",
+                tail
+            ),
+        };
+        return bad(ins, FormatError::new(len - 4, kind));
+    }
+    if footer_len + 12 > len {
+        let kind = ErrorKind::Truncated { field: "footer.metadata".into(), needed: footer_len, file_len: len };
+        return bad(ins, FormatError::new(len - 8, kind));
+    }
+    let meta = match ParquetMetaDataReader::decode_metadata(&bytes[meta_start as usize..(len - 8) as usize]) {
+        Ok(m) => m,
+        Err(e) => {
+            let detail = format!("the Thrift footer does not decode: {e}");
+            return bad(ins, FormatError::structure(meta_start, "footer.metadata", detail));
+        }
+    };
+    describe(ins, &meta, meta_start);
+}
+
+fn describe(ins: &mut Inspection, meta: &ParquetMetaData, meta_start: u64) {
+    let fm = meta.file_metadata();
+    let schema = fm.schema_descr();
+    let names: Vec<String> = schema.columns().iter().map(|c| c.name().to_string()).collect();
+    ins.field("format version", fm.version());
+    ins.field("created_by", fm.created_by().unwrap_or("-"));
+    ins.field("rows", fm.num_rows());
+    ins.field("row groups", meta.num_row_groups());
+    ins.field("columns", names.join(" "));
+    let kv: Vec<(String, String)> = fm
+        .key_value_metadata()
+        .map(|v| v.iter().map(|k| (k.key.clone(), k.value.clone().unwrap_or_default())).collect())
+        .unwrap_or_default();
+    ins.field("kv metadata", if kv.is_empty() { "-".into() } else { kv.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ") });
+    ins.field("footer bytes", ins.size - 8 - meta_start);
+
+    // The COTTAS profile: s p o [g], BYTE_ARRAY, OPTIONAL with max def level 1.
+    let want: &[&str] = if names.len() == 3 { &["s", "p", "o"] } else { &["s", "p", "o", "g"] };
+    if names != want {
+        let detail = format!("a COTTAS base has columns s p o g (or s p o), found {}", names.join(" "));
+        ins.problems.push(Problem { offset: meta_start, class: "structure".into(), message: FormatError::structure(meta_start, "schema", detail).to_string() });
+    }
+    for c in schema.columns() {
+        let optional = c.self_type().get_basic_info().repetition() == Repetition::OPTIONAL;
+        if c.physical_type() != PhysicalType::BYTE_ARRAY || !optional || c.max_def_level() != 1 {
+            let detail = format!(
+                "column {} must be an OPTIONAL BYTE_ARRAY with max definition level 1, found {:?} {:?} (max def level {})",
+                c.name(),
+                c.self_type().get_basic_info().repetition(),
+                c.physical_type(),
+                c.max_def_level()
+            );
+            ins.problems.push(Problem::from_error(&FormatError::structure(meta_start, "schema", detail)));
+        }
+    }
+
+    let mut groups = Vec::new();
+    for (i, rg) in meta.row_groups().iter().enumerate() {
+        let mut cols = Vec::new();
+        let mut parts = Vec::new();
+        for (j, col) in rg.columns().iter().enumerate() {
+            let (start, clen) = col.byte_range();
+            let name = names.get(j).cloned().unwrap_or_else(|| j.to_string());
+            let encs: Vec<String> = col.encodings().map(|e| format!("{e:?}")).collect();
+            ins.spans.push(span(&format!("row_group[{i}].{name}"), start, start + clen, Role::Payload, Some(format!("{} values, {}", col.num_values(), encs.join("+")))));
+            if start < 4 || start + clen > meta_start {
+                let detail = format!("column chunk bytes [{start}, {}) are outside the data region [4, {meta_start})", start + clen);
+                ins.problems.push(Problem::from_error(&FormatError::structure(meta_start, format!("row_group[{i}].{name}"), detail)));
+            }
+            if col.num_values() != rg.num_rows() {
+                let detail = format!("{} values in a row group of {} rows", col.num_values(), rg.num_rows());
+                ins.problems.push(Problem::from_error(&FormatError::structure(start, format!("row_group[{i}].{name}"), detail)));
+            }
+            parts.push(format!("{name}: {} {} {}B", encs.join("+"), codec_name(col.compression()), col.compressed_size()));
+            cols.push(json!({
+                "column": name, "offset": start, "compressed_size": col.compressed_size(),
+                "uncompressed_size": col.uncompressed_size(), "num_values": col.num_values(),
+                "codec": codec_name(col.compression()), "encodings": encs,
+                "dictionary_page_offset": col.dictionary_page_offset(),
+                "data_page_offset": col.data_page_offset(),
+                "bloom_filter_offset": col.bloom_filter_offset(),
+            }));
+        }
+        ins.items.push(format!("row group {i}: {} rows, {} B  {}", rg.num_rows(), rg.compressed_size(), parts.join(" | ")));
+        groups.push(json!({"rows": rg.num_rows(), "compressed_size": rg.compressed_size(), "columns": cols}));
+    }
+    ins.value = json!({
+        "version": fm.version(), "created_by": fm.created_by(), "num_rows": fm.num_rows(),
+        "columns": names, "key_value_metadata": kv.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
+        "footer_offset": meta_start, "row_groups": groups,
+    });
+}
+
+/// The codec without parquet-rs's writer-side level (Parquet does not store it).
+fn codec_name(c: parquet::basic::Compression) -> String {
+    let s = c.to_string();
+    s.split('(').next().unwrap_or(&s).to_string()
+}
