@@ -1,6 +1,6 @@
-pub mod format;
-pub mod store;
-#[cfg(feature = "full")]
-pub mod inspect;
 #[cfg(feature = "full")]
 pub mod cli;
+pub mod format;
+#[cfg(feature = "full")]
+pub mod inspect;
+pub mod store;

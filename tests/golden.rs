@@ -163,13 +163,15 @@ fn sample_sidecars_match_reference_15_3() {
     let iri = |x: &str| format!("<{EX}/{x}>");
     let s_toks = ["alice", "bob", "default-subject", "doc"].map(iri);
     let p_toks = ["knows", "name", "status", "title"].map(iri);
-    let o_toks = ["\"Alice\"".to_string(), "\"Bob\"".into(), "\"Specimen\"".into(), "\"default\"".into(), iri("bob")];
+    let o_toks =
+        ["\"Alice\"".to_string(), "\"Bob\"".into(), "\"Specimen\"".into(), "\"default\"".into(), iri("bob")];
     let g_toks = [iri("graph/docs"), iri("graph/people"), "DEFAULT".into()];
 
     let s_dict = dict_bytes(&refs(&s_toks));
     assert_eq!(s_dict.len(), 202);
     assert_eq!(&s_dict[..16], &hex("43 4f 54 44 01 00 00 00 04 00 00 00 00 00 00 00")[..]);
-    let bounds: Vec<u64> = (0..5).map(|k| u64::from_le_bytes(s_dict[48 + 8 * k..56 + 8 * k].try_into().unwrap())).collect();
+    let bounds: Vec<u64> =
+        (0..5).map(|k| u64::from_le_bytes(s_dict[48 + 8 * k..56 + 8 * k].try_into().unwrap())).collect();
     assert_eq!(bounds, [0x58, 0x73, 0x8c, 0xb1, 0xca]);
     let expected = [
         (".s.dict", s_dict),
@@ -182,19 +184,61 @@ fn sample_sidecars_match_reference_15_3() {
         (".g.presence", hex("43 4f 54 50 01 00 00 00 01 00 00 00 03 00 00 00 07")),
         (
             ".p.offsets",
-            Le::default().b(b"COTO").u32(1).u32(1).u32(4)
-                .u64(0x38).u64(0x3c).u64(0x44).u64(0x48).u64(0x4c)
-                .u32(0).u32(1).u32(2).u32(3).u32(4).0,
+            Le::default()
+                .b(b"COTO")
+                .u32(1)
+                .u32(1)
+                .u32(4)
+                .u64(0x38)
+                .u64(0x3c)
+                .u64(0x44)
+                .u64(0x48)
+                .u64(0x4c)
+                .u32(0)
+                .u32(1)
+                .u32(2)
+                .u32(3)
+                .u32(4)
+                .0,
         ),
         (
             ".po.presence",
-            Le::default().b(b"COPO").u32(1).u32(1).u32(4).u32(5).u64(0x24).u64(0x4c)
-                .u32(4).u32(0).u32(0).u32(1).u32(1).u32(1).u32(3).u32(2).u32(2).u32(3).0,
+            Le::default()
+                .b(b"COPO")
+                .u32(1)
+                .u32(1)
+                .u32(4)
+                .u32(5)
+                .u64(0x24)
+                .u64(0x4c)
+                .u32(4)
+                .u32(0)
+                .u32(0)
+                .u32(1)
+                .u32(1)
+                .u32(1)
+                .u32(3)
+                .u32(2)
+                .u32(2)
+                .u32(3)
+                .0,
         ),
         (
             ".s.offsets",
-            Le::default().b(b"COTS").u32(1).u32(4).u32(5)
-                .u64(0).u64(2).u64(2).u64(3).u64(3).u64(4).u64(4).u64(5).0,
+            Le::default()
+                .b(b"COTS")
+                .u32(1)
+                .u32(4)
+                .u32(5)
+                .u64(0)
+                .u64(2)
+                .u64(2)
+                .u64(3)
+                .u64(3)
+                .u64(4)
+                .u64(4)
+                .u64(5)
+                .0,
         ),
     ];
     for (suffix, want) in &expected {

@@ -105,6 +105,9 @@ pub fn write_text(out: &mut impl Write, path: &Path, ins: &Inspection) -> std::i
     for p in &ins.problems {
         writeln!(out, "  PROBLEM   [{}] {}", p.class, p.message)?;
     }
+    for n in &ins.notes {
+        writeln!(out, "  note      {n}")?;
+    }
     let width = ins.fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     for (k, v) in &ins.fields {
         writeln!(out, "  {k:<width$}  {v}")?;
@@ -132,6 +135,7 @@ pub fn to_json(path: &Path, ins: &Inspection, spans: bool) -> serde_json::Value 
         "description": ins.kind.description(),
         "size": ins.size,
         "status": if ins.is_clean() { "ok" } else { "problems" },
+        "notes": ins.notes,
         "problems": ins.problems.iter().map(|p| json!({"offset": p.offset, "class": p.class, "message": p.message})).collect::<Vec<_>>(),
         "fields": ins.fields.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>(),
         "value": ins.value,

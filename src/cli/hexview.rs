@@ -59,8 +59,10 @@ pub fn render(bytes: &[u8], spans: &[Span], opts: &HexOptions) -> String {
     let end = opts.len.map_or(bytes.len(), |l| (start as u64 + l).min(bytes.len() as u64) as usize);
     // Paint each byte with its innermost span: paint long spans first, short ones over them.
     let mut paint = vec![Paint::None; end - start];
+    // A torn tail is painted last: its bytes are never applied, whatever
+    // fields the failed read found inside them, so red must win there.
     let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(spans[i].len()));
+    order.sort_by_key(|&i| (spans[i].role == Role::Tail, std::cmp::Reverse(spans[i].len())));
     for i in order {
         let r = &spans[i].range;
         let (a, b) = (r.start.max(start as u64) as usize, r.end.min(end as u64) as usize);
@@ -122,7 +124,11 @@ pub fn render(bytes: &[u8], spans: &[Span], opts: &HexOptions) -> String {
                     None => &s.name,
                 };
                 let label = if s.is_ok() { short.to_string() } else { format!("✗{short}") };
-                if opts.color { format!("{}{label}{RESET}", style(Some(s))) } else { label }
+                if opts.color {
+                    format!("{}{label}{RESET}", style(Some(s)))
+                } else {
+                    label
+                }
             })
             .collect();
         if !names.is_empty() {

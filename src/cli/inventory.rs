@@ -51,7 +51,13 @@ fn list_dir(root: &Path, dir: &Path, out: &mut impl Write, problems: &mut usize)
         if ft.is_symlink() {
             let target = std::fs::read_link(&path)?;
             let ok = path.exists();
-            writeln!(out, "{} {rel} -> {}{}", if ok { "→" } else { "✗" }, target.display(), if ok { "" } else { "  (dangling)" })?;
+            writeln!(
+                out,
+                "{} {rel} -> {}{}",
+                if ok { "→" } else { "✗" },
+                target.display(),
+                if ok { "" } else { "  (dangling)" }
+            )?;
             *problems += usize::from(!ok);
         } else if ft.is_dir() {
             writeln!(out, "  {rel}/")?;

@@ -73,7 +73,9 @@ pub fn parse_offset(s: &str) -> Result<u64, String> {
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {

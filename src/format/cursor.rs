@@ -17,6 +17,9 @@ use super::span::{Role, Span};
 pub trait Source {
     /// Number of symbols.
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Symbol `i` (a byte value for raw input, a code point for legacy input).
     fn symbol(&self, i: usize) -> u32;
     /// File byte offset of symbol `i`; `i == len()` gives the end of the data.
@@ -321,10 +324,9 @@ impl<'a, S: Source> Cursor<'a, S> {
         self.need(n.saturating_mul(4), field, role)?;
         let (start, end) = (self.pos, self.pos + n as usize * 4);
         let out = match self.src.raw() {
-            Some(b) => b[start..end]
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
+            Some(b) => {
+                b[start..end].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+            }
             None => (0..n as usize)
                 .map(|k| {
                     let mut v = 0u32;

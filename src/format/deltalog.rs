@@ -38,7 +38,11 @@ pub enum Object {
     Iri(String),
     Blank(String),
     /// `datatype` is always explicit (xsd:string / rdf:langString included).
-    Literal { lexical: String, datatype: String, language: Option<String> },
+    Literal {
+        lexical: String,
+        datatype: String,
+        language: Option<String>,
+    },
 }
 
 /// A quad as the log stores it: IRIs bare, labels without `_:`, lexical forms
@@ -394,7 +398,12 @@ pub fn decode_with(bytes: &[u8], detail: Detail) -> Decoded<DeltaLog> {
     raw
 }
 
-fn decode_source<S: Source>(src: &S, bytes: &[u8], transport: Transport, detail: Detail) -> Decoded<DeltaLog> {
+fn decode_source<S: Source>(
+    src: &S,
+    bytes: &[u8],
+    transport: Transport,
+    detail: Detail,
+) -> Decoded<DeltaLog> {
     let mut c = Cursor::new(src, detail != Detail::None);
     let result = decode_log(&mut c, bytes, transport, detail);
     let mut spans = c.spans;
@@ -402,7 +411,12 @@ fn decode_source<S: Source>(src: &S, bytes: &[u8], transport: Transport, detail:
     Decoded { result, spans }
 }
 
-fn decode_log<S: Source>(c: &mut Cursor<S>, bytes: &[u8], transport: Transport, detail: Detail) -> Result<DeltaLog> {
+fn decode_log<S: Source>(
+    c: &mut Cursor<S>,
+    bytes: &[u8],
+    transport: Transport,
+    detail: Detail,
+) -> Result<DeltaLog> {
     c.magic(MAGIC, &[])?;
     c.version()?;
     let mut batches = Vec::new();
@@ -416,12 +430,27 @@ fn decode_log<S: Source>(c: &mut Cursor<S>, bytes: &[u8], transport: Transport, 
             }
             // The legacy reading ends where the file stops being valid UTF-8.
             let len = bytes.len() as u64 - offset;
-            let error = FormatError::structure(offset, "legacy transport", "bytes that are not valid UTF-8 cannot be code points of a legacy log");
+            let error = FormatError::structure(
+                offset,
+                "legacy transport",
+                "bytes that are not valid UTF-8 cannot be code points of a legacy log",
+            );
             if c.recording() {
-                c.spans.push(Span { name: "leftover".into(), range: offset..bytes.len() as u64, role: Role::Tail, value: None, reason: Some(error.to_string()) });
+                c.spans.push(Span {
+                    name: "leftover".into(),
+                    range: offset..bytes.len() as u64,
+                    role: Role::Tail,
+                    value: None,
+                    reason: Some(error.to_string()),
+                });
             }
             let leftover = Leftover { offset, len, reason: StopReason::BadFrame, error: Some(error) };
-            return Ok(DeltaLog { transport, batches, leftover, leftover_bytes: bytes[offset as usize..].to_vec() });
+            return Ok(DeltaLog {
+                transport,
+                batches,
+                leftover,
+                leftover_bytes: bytes[offset as usize..].to_vec(),
+            });
         }
         let prefix = c.set_prefix(format!("batch[{}].", batches.len()));
         let parsed = parse_batch(c, detail);
@@ -459,11 +488,19 @@ fn parse_batch<S: Source>(c: &mut Cursor<S>, detail: Detail) -> std::result::Res
     // Frame header: a short read here is a torn frame, anything else a bad frame.
     let magic_ok = c.magic(BATCH_MAGIC, &[]);
     if let Err(e) = magic_ok {
-        let reason = if matches!(e.kind, ErrorKind::Truncated { .. }) { StopReason::TornFrame } else { StopReason::BadFrame };
+        let reason = if matches!(e.kind, ErrorKind::Truncated { .. }) {
+            StopReason::TornFrame
+        } else {
+            StopReason::BadFrame
+        };
         return Err(Stop { reason, error: e });
     }
     c.version().map_err(|e| {
-        let reason = if matches!(e.kind, ErrorKind::Truncated { .. }) { StopReason::TornFrame } else { StopReason::BadFrame };
+        let reason = if matches!(e.kind, ErrorKind::Truncated { .. }) {
+            StopReason::TornFrame
+        } else {
+            StopReason::BadFrame
+        };
         Stop { reason, error: e }
     })?;
     let len = c.u32("length", Role::Length).map_err(stop(StopReason::TornFrame))?;
@@ -475,7 +512,13 @@ fn parse_batch<S: Source>(c: &mut Cursor<S>, detail: Detail) -> std::result::Res
     if stored != Some(computed) {
         let stored = stored.unwrap_or(u32::MAX);
         let at = c.byte_offset(body_end);
-        c.bad_span("checksum", body_end, body_end + 4, Role::Checksum, format!("stored {stored:#010x}, computed {computed:#010x}"));
+        c.bad_span(
+            "checksum",
+            body_end,
+            body_end + 4,
+            Role::Checksum,
+            format!("stored {stored:#010x}, computed {computed:#010x}"),
+        );
         // Say which entry is damaged too, when the body still parses that far.
         let outer = c.set_limit(body_end);
         let located = match parse_body(c, detail) {
@@ -555,8 +598,17 @@ fn parse_entry<S: Source>(c: &mut Cursor<S>) -> std::result::Result<Entry, Stop>
     if stored != Some(computed) {
         let stored = stored.unwrap_or(u32::MAX);
         let at = c.byte_offset(end);
-        c.bad_span("checksum", end, end + 4, Role::Checksum, format!("stored {stored:#010x}, computed {computed:#010x}"));
-        let error = FormatError::new(at, ErrorKind::Checksum { field: format!("entry checksum at {at}"), stored, computed });
+        c.bad_span(
+            "checksum",
+            end,
+            end + 4,
+            Role::Checksum,
+            format!("stored {stored:#010x}, computed {computed:#010x}"),
+        );
+        let error = FormatError::new(
+            at,
+            ErrorKind::Checksum { field: format!("entry checksum at {at}"), stored, computed },
+        );
         return Err(Stop { reason: StopReason::BadChecksum, error });
     }
     let outer = c.set_limit(end);
@@ -565,7 +617,11 @@ fn parse_entry<S: Source>(c: &mut Cursor<S>) -> std::result::Result<Entry, Stop>
     c.set_limit(outer);
     let entry = parsed.map_err(inv)?;
     if leftover != 0 {
-        let error = FormatError::structure(c.here(), "entry payload", format!("{leftover} bytes follow the entry's last field"));
+        let error = FormatError::structure(
+            c.here(),
+            "entry payload",
+            format!("{leftover} bytes follow the entry's last field"),
+        );
         return Err(inv(error));
     }
     if let Err(detail) = entry.validate() {
@@ -585,7 +641,11 @@ fn parse_payload<S: Source>(c: &mut Cursor<S>) -> Result<Entry> {
         TAG_DROP => Entry::Drop(c.lstring("graph")?),
         TAG_CREATE => Entry::Create(c.lstring("graph")?),
         t => {
-            let e = FormatError::structure(at, "tag", format!("entry tag {t} is none of 0 ADD, 1 REMOVE, 2 CLEAR, 3 DROP, 4 CREATE"));
+            let e = FormatError::structure(
+                at,
+                "tag",
+                format!("entry tag {t} is none of 0 ADD, 1 REMOVE, 2 CLEAR, 3 DROP, 4 CREATE"),
+            );
             return Err(c.fail(e));
         }
     })
@@ -596,7 +656,13 @@ fn parse_quad<S: Source>(c: &mut Cursor<S>) -> Result<Quad> {
     let subject = match c.u8("subject.tag", Role::Value)? {
         0 => Subject::Iri(c.lstring("subject")?),
         1 => Subject::Blank(c.lstring("subject")?),
-        t => return Err(c.fail(FormatError::structure(at, "subject.tag", format!("subject tag {t} is neither 0 (IRI) nor 1 (blank node)")))),
+        t => {
+            return Err(c.fail(FormatError::structure(
+                at,
+                "subject.tag",
+                format!("subject tag {t} is neither 0 (IRI) nor 1 (blank node)"),
+            )))
+        }
     };
     let predicate = c.lstring("predicate")?;
     let at = c.here();
@@ -610,12 +676,30 @@ fn parse_quad<S: Source>(c: &mut Cursor<S>) -> Result<Quad> {
             let language = match c.u8("object.lang_flag", Role::Value)? {
                 0 => None,
                 1 => Some(c.lstring("object.language")?),
-                f => return Err(c.fail(FormatError::structure(at, "object.lang_flag", format!("language flag {f} is neither 0 nor 1")))),
+                f => {
+                    return Err(c.fail(FormatError::structure(
+                        at,
+                        "object.lang_flag",
+                        format!("language flag {f} is neither 0 nor 1"),
+                    )))
+                }
             };
             Object::Literal { lexical, datatype, language }
         }
-        3 => return Err(c.fail(FormatError::structure(at, "object.tag", "tag 3 (RDF 1.2 triple term) is not readable by any implementation"))),
-        t => return Err(c.fail(FormatError::structure(at, "object.tag", format!("object tag {t} is none of 0 IRI, 1 blank node, 2 literal")))),
+        3 => {
+            return Err(c.fail(FormatError::structure(
+                at,
+                "object.tag",
+                "tag 3 (RDF 1.2 triple term) is not readable by any implementation",
+            )))
+        }
+        t => {
+            return Err(c.fail(FormatError::structure(
+                at,
+                "object.tag",
+                format!("object tag {t} is none of 0 IRI, 1 blank node, 2 literal"),
+            )))
+        }
     };
     let graph = parse_graph(c)?;
     Ok(Quad { subject, predicate, object, graph })
@@ -626,7 +710,11 @@ fn parse_graph<S: Source>(c: &mut Cursor<S>) -> Result<Option<String>> {
     match c.u8("graph.option", Role::Value)? {
         0 => Ok(None),
         1 => Ok(Some(c.lstring("graph")?)),
-        f => Err(c.fail(FormatError::structure(at, "graph.option", format!("graph option {f} is neither 0 (default) nor 1 (named)")))),
+        f => Err(c.fail(FormatError::structure(
+            at,
+            "graph.option",
+            format!("graph option {f} is neither 0 (default) nor 1 (named)"),
+        ))),
     }
 }
 
@@ -636,7 +724,10 @@ pub fn decode_batch_at(bytes: &[u8], offset: usize) -> Decoded<BatchFrame> {
     let src = RawSource(bytes);
     let mut c = Cursor::new(&src, true);
     if offset > bytes.len() {
-        let e = FormatError::new(offset as u64, ErrorKind::Truncated { field: "batch".into(), needed: 16, file_len: bytes.len() as u64 });
+        let e = FormatError::new(
+            offset as u64,
+            ErrorKind::Truncated { field: "batch".into(), needed: 16, file_len: bytes.len() as u64 },
+        );
         return Decoded { result: Err(e), spans: vec![] };
     }
     c.set_pos(offset);
@@ -659,7 +750,9 @@ impl Quad {
             Object::Literal { lexical, datatype, language: Some(tag) } if datatype == RDF_LANG_STRING => {
                 Term::Literal(Literal::lang(lexical.clone(), tag))
             }
-            Object::Literal { lexical, datatype, .. } => Term::Literal(Literal::typed(lexical.clone(), datatype.clone())),
+            Object::Literal { lexical, datatype, .. } => {
+                Term::Literal(Literal::typed(lexical.clone(), datatype.clone()))
+            }
         };
         let g = self.graph.clone().map_or(Term::DefaultGraph, Term::Iri);
         [s, Term::Iri(self.predicate.clone()), o, g]

@@ -191,11 +191,8 @@ fn decode_inner(c: &mut Cursor<RawSource>) -> Result<Dict> {
     let data = c.raw_bytes(dstart, dend).to_vec();
     let ends: Vec<usize> = bounds[1..].iter().map(|&b| (b - base) as usize).collect();
     let d = Dict { pad, ids, data, ends };
-    for k in 0..d.len() {
-        if std::str::from_utf8(d.token(k)).is_err() {
-            let off = bounds[k];
-            return Err(c.fail(FormatError::structure(off, format!("token[{k}]"), "not valid UTF-8")));
-        }
+    if let Some(k) = (0..d.len()).find(|&k| std::str::from_utf8(d.token(k)).is_err()) {
+        return Err(c.fail(FormatError::structure(bounds[k], format!("token[{k}]"), "not valid UTF-8")));
     }
     for i in 1..d.len() {
         if d.sorted(i - 1) >= d.sorted(i) {

@@ -66,7 +66,11 @@ fn decode_inner<S: Source>(c: &mut Cursor<S>, transport: Transport) -> Result<Ep
     let at = c.here();
     let len = c.u32("length", Role::Length)?;
     if len != BODY_LEN {
-        let e = FormatError::structure(at, "length", format!("the body is one u64, so the length must be 8, found {len}"));
+        let e = FormatError::structure(
+            at,
+            "length",
+            format!("the body is one u64, so the length must be 8, found {len}"),
+        );
         return Err(c.fail(e));
     }
     let body = c.pos();

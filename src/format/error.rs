@@ -57,8 +57,7 @@ impl FormatError {
 
 fn show_bytes(b: &[u8]) -> String {
     let hex: Vec<String> = b.iter().map(|x| format!("{x:02x}")).collect();
-    let ascii: String =
-        b.iter().map(|&x| if x.is_ascii_graphic() { x as char } else { '.' }).collect();
+    let ascii: String = b.iter().map(|&x| if x.is_ascii_graphic() { x as char } else { '.' }).collect();
     format!("{} ({ascii:?})", hex.join(" "))
 }
 

@@ -91,8 +91,5 @@ impl fmt::Display for Span {
 
 /// The innermost span that owns `offset` (the shortest one containing it).
 pub fn span_at(spans: &[Span], offset: u64) -> Option<&Span> {
-    spans
-        .iter()
-        .filter(|s| s.contains(offset))
-        .min_by_key(|s| s.len())
+    spans.iter().filter(|s| s.contains(offset)).min_by_key(|s| s.len())
 }

@@ -52,8 +52,7 @@ impl Literal {
     /// A typed literal; `xsd:string` becomes [`LiteralKind::Simple`].
     pub fn typed(lexical: impl Into<String>, datatype: impl Into<String>) -> Self {
         let datatype = datatype.into();
-        let kind =
-            if datatype == XSD_STRING { LiteralKind::Simple } else { LiteralKind::Typed(datatype) };
+        let kind = if datatype == XSD_STRING { LiteralKind::Simple } else { LiteralKind::Typed(datatype) };
         Literal { lexical: lexical.into(), kind }
     }
     /// The datatype IRI, explicit even for simple and language-tagged literals.
@@ -195,14 +194,14 @@ impl<'a> Lexer<'a> {
         if self.pos + digits > self.b.len() {
             return self.err("hexadecimal digits of a \\u or \\U escape");
         }
-        let text = &self.s[start..start + digits];
-        if !text.bytes().all(|c| c.is_ascii_hexdigit()) {
+        // Check the raw bytes first: slicing the str could split a character.
+        let raw = &self.b[start..start + digits];
+        if !raw.iter().all(|c| c.is_ascii_hexdigit()) {
             return self.err("hexadecimal digits of a \\u or \\U escape");
         }
-        let v = u32::from_str_radix(text, 16).map_err(|_| TokenError {
-            offset: start,
-            expected: "hexadecimal digits",
-        })?;
+        let text = std::str::from_utf8(raw).unwrap_or("");
+        let v = u32::from_str_radix(text, 16)
+            .map_err(|_| TokenError { offset: start, expected: "hexadecimal digits" })?;
         self.pos += digits;
         char::from_u32(v).ok_or(TokenError { offset: start, expected: "a Unicode scalar value" })
     }
@@ -234,7 +233,16 @@ impl<'a> Lexer<'a> {
                 }
                 Some(b'\\') => {
                     self.pos += 1;
-                    out.push(self.uchar()?);
+                    let at = self.pos - 1;
+                    let c = self.uchar()?;
+                    // An escape may not smuggle in a character IRIs forbid.
+                    if c <= ' ' || "<>\"{}|^`\\".contains(c) {
+                        return Err(TokenError {
+                            offset: at,
+                            expected: "an escaped character that IRIs allow",
+                        });
+                    }
+                    out.push(c);
                 }
                 Some(c) if c <= b' ' || b"<\"{}|^`".contains(&c) => {
                     return self.err("an IRI character (no space, control, <, \", {, }, |, ^ or `)")
@@ -385,12 +393,17 @@ mod tests {
     }
 
     #[test]
+    fn short_escape_before_a_multibyte_char_is_an_error_not_a_panic() {
+        // Found by the `term` fuzz target.
+        assert!(parse_token("\"\u{7f}\u{0}2\u{4}\u{0}\\U.11\u{4}\u{8}\",\u{6e5}\"i").is_err());
+        assert!(parse_token("\"\\u12é\"").is_err());
+    }
+
+    #[test]
     fn uchar_escapes_decode() {
         assert_eq!(parse_token("<http://a/\\u00E9>").unwrap(), Term::Iri("http://a/é".into()));
-        assert_eq!(
-            parse_token("\"\\U0001F600\"").unwrap(),
-            Term::Literal(Literal::simple("\u{1F600}"))
-        );
+        assert_eq!(parse_token("\"\\U0001F600\"").unwrap(), Term::Literal(Literal::simple("\u{1F600}")));
         assert!(parse_token("\"\\uD800\"").is_err());
+        assert_eq!(parse_token("<a\\u0020b>").unwrap_err().offset, 2);
     }
 }

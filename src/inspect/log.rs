@@ -39,7 +39,15 @@ pub(super) fn inspect(ins: &mut Inspection, bytes: &[u8]) {
     ins.field("batches", log.batches.len());
     ins.field("entries", log.batches.iter().map(|b| b.batch.entries.len()).sum::<usize>());
     ins.field("committed bytes", log.committed_len());
-    ins.field("leftover", format!("{} bytes at offset {} ({})", log.leftover.len, log.leftover.offset, log.leftover.reason.as_str()));
+    ins.field(
+        "leftover",
+        format!(
+            "{} bytes at offset {} ({})",
+            log.leftover.len,
+            log.leftover.offset,
+            log.leftover.reason.as_str()
+        ),
+    );
     let mut batches = Vec::with_capacity(log.batches.len());
     for (i, b) in log.batches.iter().enumerate() {
         let n = op_counts(b);
@@ -77,11 +85,7 @@ pub(super) fn inspect(ins: &mut Inspection, bytes: &[u8]) {
         });
     }
     if log.transport != crate::format::transport::Transport::Raw {
-        ins.problems.push(Problem {
-            offset: 0,
-            class: "legacy-transport".into(),
-            message: "the log uses the legacy code-point transport (reference §0.5); it reads correctly, but writers must not append raw batches to it".into(),
-        });
+        ins.notes.push("this log uses the legacy code-point transport of pre-#445 factoidal builds (docs/format.md §9.1); it reads correctly, but raw batches must not be appended to it".into());
     }
     ins.value = json!({
         "transport": log.transport.as_str(),

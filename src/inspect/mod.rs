@@ -37,6 +37,8 @@ pub struct Inspection {
     /// A listing: first/last entries, one line per batch or row group.
     pub items: Vec<String>,
     pub problems: Vec<Problem>,
+    /// Facts worth knowing that are not damage (e.g. the legacy transport).
+    pub notes: Vec<String>,
     pub spans: Vec<Span>,
     /// The kind-specific decoded value, for `--json`.
     pub value: Value,
@@ -50,6 +52,7 @@ impl Inspection {
             fields: Vec::new(),
             items: Vec::new(),
             problems: Vec::new(),
+            notes: Vec::new(),
             spans: Vec::new(),
             value: Value::Null,
         }

@@ -26,7 +26,13 @@ fn bad(ins: &mut Inspection, e: FormatError) {
 pub(super) fn inspect(ins: &mut Inspection, bytes: &[u8]) {
     let len = bytes.len() as u64;
     let head = &bytes[..bytes.len().min(4)];
-    ins.spans.push(span("magic", 0, head.len() as u64, Role::Magic, Some(format!("{:?}", String::from_utf8_lossy(head)))));
+    ins.spans.push(span(
+        "magic",
+        0,
+        head.len() as u64,
+        Role::Magic,
+        Some(format!("{:?}", String::from_utf8_lossy(head))),
+    ));
     if head != PAR1 {
         let kind = ErrorKind::UnknownMagic { expected: PAR1, found: head.to_vec() };
         return bad(ins, FormatError::new(0, kind));
@@ -36,11 +42,18 @@ pub(super) fn inspect(ins: &mut Inspection, bytes: &[u8]) {
         return bad(ins, FormatError::new(len, kind));
     }
     let tail = &bytes[bytes.len() - 4..];
-    let footer_len = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap_or([0; 4])) as u64;
+    let footer_len =
+        u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap_or([0; 4])) as u64;
     let meta_start = (len - 8).saturating_sub(footer_len);
     ins.spans.push(span("footer.metadata", meta_start.max(4), len - 8, Role::Payload, None));
     ins.spans.push(span("footer.length", len - 8, len - 4, Role::Length, Some(footer_len.to_string())));
-    ins.spans.push(span("footer.magic", len - 4, len, Role::Magic, Some(format!("{:?}", String::from_utf8_lossy(tail)))));
+    ins.spans.push(span(
+        "footer.magic",
+        len - 4,
+        len,
+        Role::Magic,
+        Some(format!("{:?}", String::from_utf8_lossy(tail))),
+    ));
     if tail != PAR1 {
         let kind = ErrorKind::Structure {
             field: "footer.magic".into(),
@@ -52,7 +65,8 @@ pub(super) fn inspect(ins: &mut Inspection, bytes: &[u8]) {
         return bad(ins, FormatError::new(len - 4, kind));
     }
     if footer_len + 12 > len {
-        let kind = ErrorKind::Truncated { field: "footer.metadata".into(), needed: footer_len, file_len: len };
+        let kind =
+            ErrorKind::Truncated { field: "footer.metadata".into(), needed: footer_len, file_len: len };
         return bad(ins, FormatError::new(len - 8, kind));
     }
     let meta = match ParquetMetaDataReader::decode_metadata(&bytes[meta_start as usize..(len - 8) as usize]) {
@@ -78,14 +92,25 @@ fn describe(ins: &mut Inspection, meta: &ParquetMetaData, meta_start: u64) {
         .key_value_metadata()
         .map(|v| v.iter().map(|k| (k.key.clone(), k.value.clone().unwrap_or_default())).collect())
         .unwrap_or_default();
-    ins.field("kv metadata", if kv.is_empty() { "-".into() } else { kv.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ") });
+    ins.field(
+        "kv metadata",
+        if kv.is_empty() {
+            "-".into()
+        } else {
+            kv.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        },
+    );
     ins.field("footer bytes", ins.size - 8 - meta_start);
 
     // The COTTAS profile: s p o [g], BYTE_ARRAY, OPTIONAL with max def level 1.
     let want: &[&str] = if names.len() == 3 { &["s", "p", "o"] } else { &["s", "p", "o", "g"] };
     if names != want {
         let detail = format!("a COTTAS base has columns s p o g (or s p o), found {}", names.join(" "));
-        ins.problems.push(Problem { offset: meta_start, class: "structure".into(), message: FormatError::structure(meta_start, "schema", detail).to_string() });
+        ins.problems.push(Problem {
+            offset: meta_start,
+            class: "structure".into(),
+            message: FormatError::structure(meta_start, "schema", detail).to_string(),
+        });
     }
     for c in schema.columns() {
         let optional = c.self_type().get_basic_info().repetition() == Repetition::OPTIONAL;
@@ -109,16 +134,38 @@ fn describe(ins: &mut Inspection, meta: &ParquetMetaData, meta_start: u64) {
             let (start, clen) = col.byte_range();
             let name = names.get(j).cloned().unwrap_or_else(|| j.to_string());
             let encs: Vec<String> = col.encodings().map(|e| format!("{e:?}")).collect();
-            ins.spans.push(span(&format!("row_group[{i}].{name}"), start, start + clen, Role::Payload, Some(format!("{} values, {}", col.num_values(), encs.join("+")))));
+            ins.spans.push(span(
+                &format!("row_group[{i}].{name}"),
+                start,
+                start + clen,
+                Role::Payload,
+                Some(format!("{} values, {}", col.num_values(), encs.join("+"))),
+            ));
             if start < 4 || start + clen > meta_start {
-                let detail = format!("column chunk bytes [{start}, {}) are outside the data region [4, {meta_start})", start + clen);
-                ins.problems.push(Problem::from_error(&FormatError::structure(meta_start, format!("row_group[{i}].{name}"), detail)));
+                let detail = format!(
+                    "column chunk bytes [{start}, {}) are outside the data region [4, {meta_start})",
+                    start + clen
+                );
+                ins.problems.push(Problem::from_error(&FormatError::structure(
+                    meta_start,
+                    format!("row_group[{i}].{name}"),
+                    detail,
+                )));
             }
             if col.num_values() != rg.num_rows() {
                 let detail = format!("{} values in a row group of {} rows", col.num_values(), rg.num_rows());
-                ins.problems.push(Problem::from_error(&FormatError::structure(start, format!("row_group[{i}].{name}"), detail)));
+                ins.problems.push(Problem::from_error(&FormatError::structure(
+                    start,
+                    format!("row_group[{i}].{name}"),
+                    detail,
+                )));
             }
-            parts.push(format!("{name}: {} {} {}B", encs.join("+"), codec_name(col.compression()), col.compressed_size()));
+            parts.push(format!(
+                "{name}: {} {} {}B",
+                encs.join("+"),
+                codec_name(col.compression()),
+                col.compressed_size()
+            ));
             cols.push(json!({
                 "column": name, "offset": start, "compressed_size": col.compressed_size(),
                 "uncompressed_size": col.uncompressed_size(), "num_values": col.num_values(),
@@ -128,7 +175,12 @@ fn describe(ins: &mut Inspection, meta: &ParquetMetaData, meta_start: u64) {
                 "bloom_filter_offset": col.bloom_filter_offset(),
             }));
         }
-        ins.items.push(format!("row group {i}: {} rows, {} B  {}", rg.num_rows(), rg.compressed_size(), parts.join(" | ")));
+        ins.items.push(format!(
+            "row group {i}: {} rows, {} B  {}",
+            rg.num_rows(),
+            rg.compressed_size(),
+            parts.join(" | ")
+        ));
         groups.push(json!({"rows": rg.num_rows(), "compressed_size": rg.compressed_size(), "columns": cols}));
     }
     ins.value = json!({

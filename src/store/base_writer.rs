@@ -7,7 +7,7 @@ use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use parquet::basic::{Compression, Encoding, Repetition, Type as PhysicalType, ZstdLevel, LogicalType};
+use parquet::basic::{Compression, Encoding, LogicalType, Repetition, Type as PhysicalType, ZstdLevel};
 use parquet::data_type::{ByteArray, ByteArrayType};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
@@ -41,7 +41,11 @@ fn schema() -> parquet::errors::Result<Type> {
 
 /// Writes sorted, distinct rows of term tokens to `path` and fsyncs it.
 /// Returns the row counts of the row groups written, in order.
-pub fn write_base<T: AsRef<[u8]>>(path: &Path, rows: &[[T; 4]], opts: &BaseOptions) -> parquet::errors::Result<Vec<usize>> {
+pub fn write_base<T: AsRef<[u8]>>(
+    path: &Path,
+    rows: &[[T; 4]],
+    opts: &BaseOptions,
+) -> parquet::errors::Result<Vec<usize>> {
     let props = WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(opts.zstd_level)?))
@@ -59,8 +63,11 @@ pub fn write_base<T: AsRef<[u8]>>(path: &Path, rows: &[[T; 4]], opts: &BaseOptio
         let mut rg = w.next_row_group()?;
         let defs = vec![1i16; chunk.len()];
         for c in 0..4 {
-            let values: Vec<ByteArray> = chunk.iter().map(|r| ByteArray::from(r[c].as_ref().to_vec())).collect();
-            let mut col = rg.next_column()?.ok_or_else(|| parquet::errors::ParquetError::General("missing column".into()))?;
+            let values: Vec<ByteArray> =
+                chunk.iter().map(|r| ByteArray::from(r[c].as_ref().to_vec())).collect();
+            let mut col = rg
+                .next_column()?
+                .ok_or_else(|| parquet::errors::ParquetError::General("missing column".into()))?;
             col.typed::<ByteArrayType>().write_batch(&values, Some(&defs), None)?;
             col.close()?;
         }

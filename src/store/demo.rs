@@ -40,12 +40,16 @@ fn demo_rows(text: &str) -> Result<Vec<[String; 4]>> {
         if line.is_empty() {
             continue;
         }
-        let body = line.strip_suffix('.').map(str::trim_end).with_context(|| format!("demo line {}: no final '.'", n + 1))?;
+        let body = line
+            .strip_suffix('.')
+            .map(str::trim_end)
+            .with_context(|| format!("demo line {}: no final '.'", n + 1))?;
         let mut toks: Vec<String> = Vec::new();
         let mut rest = body;
         while !rest.is_empty() {
             let end = if rest.starts_with('"') {
-                let close = find_closing_quote(rest).with_context(|| format!("demo line {}: unterminated literal", n + 1))?;
+                let close = find_closing_quote(rest)
+                    .with_context(|| format!("demo line {}: unterminated literal", n + 1))?;
                 close + rest[close..].find(' ').unwrap_or(rest.len() - close)
             } else {
                 rest.find(' ').unwrap_or(rest.len())
@@ -58,7 +62,8 @@ fn demo_rows(text: &str) -> Result<Vec<[String; 4]>> {
         if toks.len() == 3 {
             toks.push(term::DEFAULT_GRAPH.to_string());
         }
-        let row: [String; 4] = toks.try_into().map_err(|_| anyhow::anyhow!("demo line {}: expected 3 or 4 terms", n + 1))?;
+        let row: [String; 4] =
+            toks.try_into().map_err(|_| anyhow::anyhow!("demo line {}: expected 3 or 4 terms", n + 1))?;
         rows.push(row);
     }
     rows.sort();
@@ -98,31 +103,52 @@ fn iri(path: &str) -> String {
 fn demo_batches() -> Vec<Batch> {
     let foaf = |x: &str| format!("http://xmlns.com/foaf/0.1/{x}");
     let people = Some(iri("graph/people"));
-    let lit = |s: &str| Object::Literal { lexical: s.into(), datatype: term::XSD_STRING.into(), language: None };
-    let quad = |s: &str, p: String, o: Object, g: Option<String>| Quad { subject: Subject::Iri(iri(s)), predicate: p, object: o, graph: g };
+    let lit =
+        |s: &str| Object::Literal { lexical: s.into(), datatype: term::XSD_STRING.into(), language: None };
+    let quad = |s: &str, p: String, o: Object, g: Option<String>| Quad {
+        subject: Subject::Iri(iri(s)),
+        predicate: p,
+        object: o,
+        graph: g,
+    };
     vec![
         Batch {
             seq: 1,
             epoch: 2,
             entries: vec![
                 Entry::add(quad("people/alan", foaf("name"), lit("Alan Turing"), people.clone())),
-                Entry::add(quad("people/alan", foaf("knows"), Object::Iri(iri("people/grace")), people.clone())),
+                Entry::add(quad(
+                    "people/alan",
+                    foaf("knows"),
+                    Object::Iri(iri("people/grace")),
+                    people.clone(),
+                )),
             ],
         },
         Batch {
             seq: 2,
             epoch: 2,
             entries: vec![
-                Entry::remove(quad("people/grace", foaf("nick"), Object::Literal {
-                    lexical: "Grand-mère du COBOL".into(),
-                    datatype: term::RDF_LANG_STRING.into(),
-                    language: Some("fr".into()),
-                }, people.clone())),
-                Entry::add(quad("people/grace", foaf("nick"), Object::Literal {
-                    lexical: "Grandma COBOL".into(),
-                    datatype: term::RDF_LANG_STRING.into(),
-                    language: Some("en".into()),
-                }, people)),
+                Entry::remove(quad(
+                    "people/grace",
+                    foaf("nick"),
+                    Object::Literal {
+                        lexical: "Grand-mère du COBOL".into(),
+                        datatype: term::RDF_LANG_STRING.into(),
+                        language: Some("fr".into()),
+                    },
+                    people.clone(),
+                )),
+                Entry::add(quad(
+                    "people/grace",
+                    foaf("nick"),
+                    Object::Literal {
+                        lexical: "Grandma COBOL".into(),
+                        datatype: term::RDF_LANG_STRING.into(),
+                        language: Some("en".into()),
+                    },
+                    people,
+                )),
             ],
         },
         Batch { seq: 3, epoch: 2, entries: vec![Entry::create(iri("graph/scratch"))] },

@@ -121,7 +121,7 @@ pub fn build<T: AsRef<[u8]>>(rows: &[[T; 4]], rg_sizes: &[usize]) -> Sidecars {
     let p_offsets = (num_rgs > 0 && n_p > 0).then(|| POffsets::from_cells(num_rgs, n_p, &p_cells));
     let po_presence =
         (num_rgs > 0 && n_p > 0 && n_o > 0).then(|| PoPresence::from_groups(n_p, n_o, &po_groups));
-    let s_offsets = (num_rgs > 0 && n_s > 0)
-        .then(|| SOffsets { num_rows_total: rows.len() as u32, ranges });
+    let s_offsets =
+        (num_rgs > 0 && n_s > 0).then_some(SOffsets { num_rows_total: rows.len() as u32, ranges });
     Sidecars { dicts, presence, p_offsets, po_presence, s_offsets }
 }

@@ -73,6 +73,7 @@ pub fn check_fixture(rel: &str, bytes: &[u8]) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, bytes).unwrap();
     }
-    let on_disk = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (run with COTTAS_BLESS=1)", path.display()));
+    let on_disk =
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (run with COTTAS_BLESS=1)", path.display()));
     assert_eq!(on_disk, bytes, "fixture {rel} differs from the expected bytes");
 }
