@@ -9,6 +9,7 @@
 pub mod dump;
 pub mod hexview;
 pub mod inventory;
+pub mod store_cmds;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -31,6 +32,12 @@ pub enum Command {
     Dump(dump::DumpArgs),
     /// Build the embedded demo store (if needed) and list what is in it.
     Demo(inventory::DemoArgs),
+    /// Create a store from N-Quads, N-Triples, Turtle or TriG files.
+    Import(store_cmds::ImportArgs),
+    /// Build missing or invalid sidecars for a base (never touches data.cottas).
+    Index(store_cmds::IndexArgs),
+    /// Print the quads matching a pattern, through the sidecar-driven read path.
+    Lookup(store_cmds::LookupArgs),
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -78,10 +85,18 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// Bad data in the input (as opposed to bad arguments or an unreadable store).
+fn is_bad_input(e: &anyhow::Error) -> bool {
+    matches!(e.downcast_ref::<crate::import::ImportError>(), Some(crate::import::ImportError::Syntax { .. }))
+}
+
 fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
     match (cli.command, cli.path) {
         (Some(Command::Dump(args)), _) => Ok(dump::run(&args, out)?.code()),
         (Some(Command::Demo(args)), _) => inventory::demo(&args, out),
+        (Some(Command::Import(args)), _) => store_cmds::run_import(&args, out),
+        (Some(Command::Index(args)), _) => store_cmds::run_index(&args, out),
+        (Some(Command::Lookup(args)), _) => store_cmds::run_lookup(&args, out),
         (None, Some(path)) => inventory::run(&path, out),
         (None, None) => inventory::demo(&inventory::DemoArgs::default(), out),
     }
@@ -105,6 +120,11 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if is_bad_input(&e) => {
+            let _ = out.flush();
+            eprintln!("cottas-tui: error: {e:#}");
+            ExitCode::from(1)
+        }
         Err(e) => {
             let _ = out.flush();
             eprintln!("cottas-tui: error: {e:#}");

@@ -1,18 +1,23 @@
-//! Writes `data.cottas`: the Parquet base in the COTTAS profile (reference §3):
-//! four OPTIONAL UTF-8 BYTE_ARRAY columns s p o g, DATA_PAGE v1 headers,
-//! RLE_DICTIONARY with DELTA_LENGTH_BYTE_ARRAY as the fallback (never PLAIN
-//! data pages), ZSTD, 122,880-row row groups, KV metadata `index=spog`.
+//! Writes `data.cottas` in the COTTAS profile (docs/format.md §4): four
+//! OPTIONAL UTF-8 BYTE_ARRAY columns s p o g, DATA_PAGE v1 headers, values
+//! RLE_DICTIONARY or DELTA_LENGTH_BYTE_ARRAY (never PLAIN data pages), ZSTD,
+//! 122,880-row row groups, KV metadata `index=spog`. Rows arrive one row group
+//! at a time, so memory is bounded by one row group whatever the base's size.
 
 use std::fs::File;
+use std::io::BufWriter;
 use std::path::Path;
 use std::sync::Arc;
 
 use parquet::basic::{Compression, Encoding, LogicalType, Repetition, Type as PhysicalType, ZstdLevel};
 use parquet::data_type::{ByteArray, ByteArrayType};
+use parquet::errors::{ParquetError, Result};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
 use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::Type;
+use parquet::schema::types::{ColumnPath, Type};
+
+use super::sidecars::COLUMNS;
 
 pub const ROW_GROUP_SIZE: usize = 122_880;
 
@@ -20,15 +25,20 @@ pub const ROW_GROUP_SIZE: usize = 122_880;
 pub struct BaseOptions {
     pub zstd_level: i32,
     pub row_group_size: usize,
+    /// Per column (s p o g): dictionary-encode, else DELTA_LENGTH_BYTE_ARRAY.
+    pub dictionary: [bool; 4],
 }
 
 impl Default for BaseOptions {
     fn default() -> Self {
-        BaseOptions { zstd_level: 9, row_group_size: ROW_GROUP_SIZE }
+        // Measured on the LUBM-like benchmark (docs/benchmarks.md): sorted s, p
+        // and g are long runs that dictionary + RLE indices shrink to almost
+        // nothing; o is mostly distinct and smaller as DLBA.
+        BaseOptions { zstd_level: 9, row_group_size: ROW_GROUP_SIZE, dictionary: [true, true, false, true] }
     }
 }
 
-fn schema() -> parquet::errors::Result<Type> {
+fn schema() -> Result<Type> {
     let col = |name: &str| {
         Type::primitive_type_builder(name, PhysicalType::BYTE_ARRAY)
             .with_repetition(Repetition::OPTIONAL)
@@ -36,45 +46,76 @@ fn schema() -> parquet::errors::Result<Type> {
             .build()
             .map(Arc::new)
     };
-    Type::group_type_builder("schema").with_fields(vec![col("s")?, col("p")?, col("o")?, col("g")?]).build()
+    Type::group_type_builder("schema")
+        .with_fields(COLUMNS.iter().map(|c| col(c)).collect::<Result<_>>()?)
+        .build()
 }
 
-/// Writes sorted, distinct rows of term tokens to `path` and fsyncs it.
-/// Returns the row counts of the row groups written, in order.
-pub fn write_base<T: AsRef<[u8]>>(
-    path: &Path,
-    rows: &[[T; 4]],
-    opts: &BaseOptions,
-) -> parquet::errors::Result<Vec<usize>> {
-    let props = WriterProperties::builder()
+fn properties(opts: &BaseOptions) -> Result<WriterProperties> {
+    let mut b = WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(opts.zstd_level)?))
-        .set_dictionary_enabled(true)
-        .set_encoding(Encoding::DELTA_LENGTH_BYTE_ARRAY)
         .set_max_row_group_size(opts.row_group_size)
+        // One dictionary per column chunk however large: falling back mid-chunk
+        // would mix encodings, and the fallback must never be PLAIN.
+        .set_dictionary_page_size_limit(usize::MAX / 4)
+        .set_data_page_size_limit(1 << 20)
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_key_value_metadata(Some(vec![KeyValue::new("index".into(), "spog".to_string())]))
-        .set_created_by(format!("cottas-tui {}", env!("CARGO_PKG_VERSION")))
-        .build();
-    let file = File::create(path)?;
-    let mut w = SerializedFileWriter::new(file, Arc::new(schema()?), Arc::new(props))?;
-    let mut sizes = Vec::new();
-    for chunk in rows.chunks(opts.row_group_size.max(1)) {
-        let mut rg = w.next_row_group()?;
-        let defs = vec![1i16; chunk.len()];
+        .set_created_by(format!("cottas-tui {}", env!("CARGO_PKG_VERSION")));
+    for (c, name) in COLUMNS.iter().enumerate() {
+        let path = ColumnPath::from(*name);
+        b = b.set_column_encoding(path.clone(), Encoding::DELTA_LENGTH_BYTE_ARRAY);
+        b = b.set_column_dictionary_enabled(path, opts.dictionary[c]);
+    }
+    Ok(b.build())
+}
+
+pub struct BaseWriter {
+    inner: SerializedFileWriter<BufWriter<File>>,
+    sizes: Vec<usize>,
+}
+
+impl BaseWriter {
+    pub fn create(path: &Path, opts: &BaseOptions) -> Result<Self> {
+        let file = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        let inner = SerializedFileWriter::new(file, Arc::new(schema()?), Arc::new(properties(opts)?))?;
+        Ok(BaseWriter { inner, sizes: Vec::new() })
+    }
+
+    /// Writes one row group.
+    pub fn write_row_group<T: AsRef<[u8]>>(&mut self, rows: &[[T; 4]]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut rg = self.inner.next_row_group()?;
+        let defs = vec![1i16; rows.len()];
         for c in 0..4 {
             let values: Vec<ByteArray> =
-                chunk.iter().map(|r| ByteArray::from(r[c].as_ref().to_vec())).collect();
-            let mut col = rg
-                .next_column()?
-                .ok_or_else(|| parquet::errors::ParquetError::General("missing column".into()))?;
+                rows.iter().map(|r| ByteArray::from(r[c].as_ref().to_vec())).collect();
+            let mut col = rg.next_column()?.ok_or_else(|| ParquetError::General("missing column".into()))?;
             col.typed::<ByteArrayType>().write_batch(&values, Some(&defs), None)?;
             col.close()?;
         }
         rg.close()?;
-        sizes.push(chunk.len());
+        self.sizes.push(rows.len());
+        Ok(())
     }
-    let file = w.into_inner()?;
-    file.sync_all()?;
-    Ok(sizes)
+
+    /// Writes the footer and fsyncs. Returns the row-group sizes.
+    pub fn finish(self) -> Result<Vec<usize>> {
+        let file = self.inner.into_inner()?;
+        let file = file.into_inner().map_err(|e| ParquetError::External(Box::new(e.into_error())))?;
+        file.sync_all()?;
+        Ok(self.sizes)
+    }
+}
+
+/// Writes sorted, distinct rows to `path` (fsynced); returns the row-group sizes.
+pub fn write_base<T: AsRef<[u8]>>(path: &Path, rows: &[[T; 4]], opts: &BaseOptions) -> Result<Vec<usize>> {
+    let mut w = BaseWriter::create(path, opts)?;
+    for chunk in rows.chunks(opts.row_group_size.max(1)) {
+        w.write_row_group(chunk)?;
+    }
+    w.finish()
 }

@@ -1,12 +1,26 @@
-//! The store on disk: layout, base and sidecar writing, durable file steps,
-//! the demo store, and (in later milestones) the read path, writer,
-//! compaction and verify.
+//! The store on disk: layout, base and sidecar reading and writing, durable
+//! file steps, the read path, and the demo store.
 
 pub mod sidecars;
 
+#[cfg(feature = "full")]
+pub mod base;
 #[cfg(feature = "full")]
 pub mod base_writer;
 #[cfg(feature = "full")]
 pub mod demo;
 #[cfg(feature = "full")]
+pub mod error;
+#[cfg(feature = "full")]
 pub mod fsutil;
+#[cfg(feature = "full")]
+pub mod index;
+#[cfg(feature = "full")]
+pub mod layout;
+#[cfg(feature = "full")]
+pub mod open;
+#[cfg(feature = "full")]
+pub mod read;
+
+#[cfg(feature = "full")]
+pub use error::StoreError;

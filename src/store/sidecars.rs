@@ -4,7 +4,7 @@
 //! boundaries, so this one builder serves import, compaction, `index`, and
 //! `verify --deep` (which rebuilds in memory and compares byte for byte).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::format::dict::{self, Dict};
 use crate::format::p_offsets::{self, POffsets};
@@ -63,65 +63,164 @@ impl Sidecars {
     }
 }
 
+/// Accumulates the id-based sidecars row group by row group, once the four
+/// dictionaries are known.
+pub struct Accumulator<'d> {
+    ids: Vec<HashMap<&'d [u8], u32>>,
+    num_rgs: u32,
+    n_p: u32,
+    presence: [Presence; 4],
+    p_cells: Vec<Vec<u32>>,
+    po_groups: Vec<Vec<u64>>,
+    ranges: Vec<(u64, u64)>,
+    /// The subject whose run is open, and the global row where it began.
+    current: Option<(u32, u64)>,
+    global: u64,
+    rg: usize,
+}
+
+impl<'d> Accumulator<'d> {
+    pub fn new(dicts: &'d [Dict; 4], num_rgs: u32) -> Self {
+        let ids =
+            dicts.iter().map(|d| d.tokens().enumerate().map(|(i, t)| (t, i as u32)).collect()).collect();
+        let sizes = dicts.each_ref().map(|d| d.len() as u32);
+        Accumulator {
+            ids,
+            num_rgs,
+            n_p: sizes[1],
+            presence: std::array::from_fn(|c| Presence::new(num_rgs, sizes[c])),
+            p_cells: vec![Vec::new(); num_rgs as usize * sizes[1] as usize],
+            po_groups: vec![Vec::new(); num_rgs as usize],
+            ranges: vec![(0, 0); sizes[0] as usize],
+            current: None,
+            global: 0,
+            rg: 0,
+        }
+    }
+
+    /// Adds the next row group. Every token must be in its column's dictionary.
+    pub fn add_row_group<T: AsRef<[u8]>>(&mut self, columns: [&[T]; 4]) {
+        let rg = self.rg;
+        let [cs, cp, co, cg] = columns;
+        let cells = cs.iter().zip(cp).zip(co.iter().zip(cg));
+        for (local, ((s, p), (o, g))) in cells.enumerate() {
+            let cell = [s.as_ref(), p.as_ref(), o.as_ref(), g.as_ref()];
+            let rid: [u32; 4] = std::array::from_fn(|c| self.ids[c][cell[c]]);
+            for (c, p) in self.presence.iter_mut().enumerate() {
+                p.set(rg as u32, rid[c]);
+            }
+            self.p_cells[rg * self.n_p as usize + rid[1] as usize].push(local as u32);
+            self.po_groups[rg].push(pair(rid[1], rid[2]));
+            // A subject's range is its last contiguous run (the writer's semantics).
+            match self.current {
+                Some((s, _)) if s == rid[0] => {}
+                Some((s, run_start)) => {
+                    self.ranges[s as usize] = (run_start, self.global);
+                    self.current = Some((rid[0], self.global));
+                }
+                None => self.current = Some((rid[0], self.global)),
+            }
+            self.global += 1;
+        }
+        let g = &mut self.po_groups[rg];
+        g.sort_unstable();
+        g.dedup();
+        self.rg += 1;
+    }
+
+    /// The id-based sidecars; join them with the dictionaries via [`Sidecars::new`].
+    pub fn finish(mut self) -> Parts {
+        if let Some((s, run_start)) = self.current {
+            self.ranges[s as usize] = (run_start, self.global);
+        }
+        let (num_rgs, n_p) = (self.num_rgs, self.n_p);
+        let (n_s, n_o) = (self.presence[0].num_tokens, self.presence[2].num_tokens);
+        let p_offsets = (num_rgs > 0 && n_p > 0).then(|| POffsets::from_cells(num_rgs, n_p, &self.p_cells));
+        let po_presence =
+            (num_rgs > 0 && n_p > 0 && n_o > 0).then(|| PoPresence::from_groups(n_p, n_o, &self.po_groups));
+        let s_offsets = (num_rgs > 0 && n_s > 0)
+            .then_some(SOffsets { num_rows_total: self.global as u32, ranges: self.ranges });
+        Parts { presence: self.presence, p_offsets, po_presence, s_offsets }
+    }
+}
+
+/// Everything but the dictionaries (which the accumulator borrows).
+pub struct Parts {
+    pub presence: [Presence; 4],
+    pub p_offsets: Option<POffsets>,
+    pub po_presence: Option<PoPresence>,
+    pub s_offsets: Option<SOffsets>,
+}
+
+impl Sidecars {
+    pub fn new(dicts: [Dict; 4], parts: Parts) -> Self {
+        let Parts { presence, p_offsets, po_presence, s_offsets } = parts;
+        Sidecars { dicts, presence, p_offsets, po_presence, s_offsets }
+    }
+}
+
+/// The canonical dictionary of a set of distinct tokens.
+pub fn dict_of<T: AsRef<[u8]>>(mut tokens: Vec<T>) -> Dict {
+    tokens.sort_unstable_by(|a, b| a.as_ref().cmp(b.as_ref()));
+    tokens.dedup_by(|a, b| a.as_ref() == b.as_ref());
+    Dict::from_sorted(tokens.iter().map(|t| t.as_ref()))
+}
+
 /// Builds all sidecars. `rows` are in file order; `rg_sizes` are the row
 /// counts of the row groups in footer order and must sum to `rows.len()`.
 pub fn build<T: AsRef<[u8]>>(rows: &[[T; 4]], rg_sizes: &[usize]) -> Sidecars {
     assert_eq!(rg_sizes.iter().sum::<usize>(), rows.len(), "row-group sizes must cover the rows");
-    let num_rgs = rg_sizes.len() as u32;
+    let dicts: [Dict; 4] = std::array::from_fn(|col| dict_of(rows.iter().map(|r| r[col].as_ref()).collect()));
+    let parts = {
+        let mut acc = Accumulator::new(&dicts, rg_sizes.len() as u32);
+        let mut start = 0;
+        for &size in rg_sizes {
+            let cols: [Vec<&[u8]>; 4] =
+                std::array::from_fn(|c| rows[start..start + size].iter().map(|r| r[c].as_ref()).collect());
+            acc.add_row_group([&cols[0][..], &cols[1][..], &cols[2][..], &cols[3][..]]);
+            start += size;
+        }
+        acc.finish()
+    };
+    Sidecars::new(dicts, parts)
+}
 
-    // Dictionaries: distinct tokens per column in byte order; id = rank.
-    let dicts: [Dict; 4] = std::array::from_fn(|col| {
-        let mut toks: Vec<&[u8]> = rows.iter().map(|r| r[col].as_ref()).collect();
-        toks.sort_unstable();
-        toks.dedup();
-        Dict::from_sorted(toks)
-    });
-    let ids: Vec<HashMap<&[u8], u32>> =
-        dicts.iter().map(|d| d.tokens().enumerate().map(|(i, t)| (t, i as u32)).collect()).collect();
-    let id = |col: usize, row: &[T; 4]| ids[col][row[col].as_ref()];
-    let sizes = dicts.each_ref().map(|d| d.len() as u32);
-    let (n_s, n_p, n_o) = (sizes[0], sizes[1], sizes[2]);
-
-    let mut presence: [Presence; 4] = std::array::from_fn(|c| Presence::new(num_rgs, sizes[c]));
-    let mut p_cells = vec![Vec::new(); num_rgs as usize * n_p as usize];
-    let mut po_groups = vec![Vec::new(); num_rgs as usize];
-    let mut ranges = vec![(0u64, 0u64); n_s as usize];
-    let mut current: Option<(u32, u64)> = None; // (subject id, start of its run)
-
-    let mut global = 0u64;
-    for (rg, &size) in rg_sizes.iter().enumerate() {
-        let start = global as usize;
-        for (local, row) in rows[start..start + size].iter().enumerate() {
-            let rid: [u32; 4] = std::array::from_fn(|c| id(c, row));
-            for (c, p) in presence.iter_mut().enumerate() {
-                p.set(rg as u32, rid[c]);
-            }
-            p_cells[rg * n_p as usize + rid[1] as usize].push(local as u32);
-            po_groups[rg].push(pair(rid[1], rid[2]));
-            // A subject's range is its last contiguous run (the writer's semantics).
-            match current {
-                Some((s, _)) if s == rid[0] => {}
-                Some((s, run_start)) => {
-                    ranges[s as usize] = (run_start, global);
-                    current = Some((rid[0], global));
+/// Builds all sidecars of an existing base in two passes over its row groups:
+/// distinct tokens per column first (the dictionaries), then ids. Memory is one
+/// decoded row group plus the dictionaries.
+#[cfg(feature = "full")]
+pub fn build_from_base(base: &super::base::Base) -> Result<Sidecars, super::StoreError> {
+    let n = base.num_row_groups();
+    let mut distinct: [HashSet<Vec<u8>>; 4] = Default::default();
+    for rg in 0..n {
+        for (c, set) in distinct.iter_mut().enumerate() {
+            let col = base.read_column(rg, c)?;
+            let mut last: Option<&[u8]> = None;
+            for v in col.iter() {
+                let b = v.data();
+                if last != Some(b) {
+                    if !set.contains(b) {
+                        set.insert(b.to_vec());
+                    }
+                    last = Some(b);
                 }
-                None => current = Some((rid[0], global)),
             }
-            global += 1;
         }
     }
-    if let Some((s, run_start)) = current {
-        ranges[s as usize] = (run_start, global);
-    }
-    for g in &mut po_groups {
-        g.sort_unstable();
-        g.dedup();
-    }
-
-    let p_offsets = (num_rgs > 0 && n_p > 0).then(|| POffsets::from_cells(num_rgs, n_p, &p_cells));
-    let po_presence =
-        (num_rgs > 0 && n_p > 0 && n_o > 0).then(|| PoPresence::from_groups(n_p, n_o, &po_groups));
-    let s_offsets =
-        (num_rgs > 0 && n_s > 0).then_some(SOffsets { num_rows_total: rows.len() as u32, ranges });
-    Sidecars { dicts, presence, p_offsets, po_presence, s_offsets }
+    let dicts: [Dict; 4] = distinct.map(|set| dict_of(set.into_iter().collect()));
+    let parts = {
+        let mut acc = Accumulator::new(&dicts, n as u32);
+        for rg in 0..n {
+            let cols = [
+                base.read_column(rg, 0)?,
+                base.read_column(rg, 1)?,
+                base.read_column(rg, 2)?,
+                base.read_column(rg, 3)?,
+            ];
+            let views: [Vec<&[u8]>; 4] = std::array::from_fn(|c| cols[c].iter().map(|v| v.data()).collect());
+            acc.add_row_group([&views[0][..], &views[1][..], &views[2][..], &views[3][..]]);
+        }
+        acc.finish()
+    };
+    Ok(Sidecars::new(dicts, parts))
 }

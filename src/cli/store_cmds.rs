@@ -1,0 +1,187 @@
+//! `import`, `index` and `lookup`: the store-building and read-path commands.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::format::term::{self, Term};
+use crate::import::{self, ImportOptions, InputFormat, Progress};
+use crate::store::index::{self, Action};
+use crate::store::open::Store;
+use crate::store::read::{ColumnCache, Pattern};
+
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// N-Quads, N-Triples, Turtle or TriG files (plain, .gz or .zst); `-` for stdin.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The chunk directory to create (must not exist, or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Syntax of every input (default: from each file name; stdin is N-Quads).
+    #[arg(long, value_enum)]
+    pub format: Option<InputFormat>,
+    /// Put the statements of triple-only inputs into this graph.
+    #[arg(long, value_name = "IRI")]
+    pub graph: Option<String>,
+    /// Memory for sorting before spilling to temp files (e.g. 512M, 2G).
+    #[arg(long, default_value = "1G", value_parser = parse_size)]
+    pub memory_limit: usize,
+    /// Skip malformed statements (count them, report the first few) instead of stopping.
+    #[arg(long)]
+    pub lenient: bool,
+    /// ZSTD level of the base (1 fastest … 22 smallest).
+    #[arg(long, default_value_t = crate::store::base_writer::BaseOptions::default().zstd_level)]
+    pub zstd_level: i32,
+    /// No progress display.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim().to_ascii_uppercase();
+    let (num, mult) = match t.trim_end_matches("IB").trim_end_matches('B') {
+        x if x.ends_with('K') => (&x[..x.len() - 1], 1usize << 10),
+        x if x.ends_with('M') => (&x[..x.len() - 1], 1 << 20),
+        x if x.ends_with('G') => (&x[..x.len() - 1], 1 << 30),
+        x => (x, 1),
+    };
+    num.trim()
+        .parse::<f64>()
+        .map(|n| (n * mult as f64) as usize)
+        .map_err(|_| format!("{s:?} is not a size like 512M or 2G"))
+}
+
+pub fn run_import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let mut opts = ImportOptions::new(args.inputs.clone(), args.out.clone());
+    opts.format = args.format;
+    opts.graph = args.graph.clone();
+    opts.memory_limit = args.memory_limit;
+    opts.lenient = args.lenient;
+    opts.base.zstd_level = args.zstd_level;
+    if let Some(g) = &opts.graph {
+        if !g.contains(':') {
+            bail!("--graph {g:?} is not an absolute IRI");
+        }
+    }
+    let show = !args.quiet && std::io::stderr().is_terminal();
+    let mut last = Instant::now();
+    let progress = |p: &Progress| {
+        if show && (last.elapsed().as_millis() > 100 || p.quads == 0) {
+            last = Instant::now();
+            let rate = if p.elapsed > 0.0 { p.quads as f64 / p.elapsed } else { 0.0 };
+            eprint!(
+                "\r\x1b[2K{:<18} {:>12} quads  {:>9.0} quads/s  {:>6.1}s",
+                p.phase.as_str(),
+                p.quads,
+                rate,
+                p.elapsed
+            );
+        }
+    };
+    let result = import::import(&opts, progress);
+    if show {
+        eprint!("\r\x1b[2K");
+    }
+    let summary = result.map_err(anyhow::Error::from)?;
+    if summary.skipped > 0 {
+        eprintln!("skipped {} malformed statements; the first:", summary.skipped);
+        for e in &summary.first_errors {
+            eprintln!("  {e}");
+        }
+    }
+    writeln!(out, "{summary}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct IndexArgs {
+    /// A chunk dir or version dir whose base needs sidecars.
+    pub target: PathBuf,
+}
+
+pub fn run_index(args: &IndexArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let r = index::index(&args.target)?;
+    for (name, action) in &r.files {
+        let what = match action {
+            Action::Kept => "ok, kept",
+            Action::WroteMissing => "was missing: written",
+            Action::ReplacedDiffering => "differed from the base: replaced",
+        };
+        writeln!(out, "{:<28} {what}", name)?;
+    }
+    writeln!(out, "{} sidecars in {}", r.files.len(), r.version_dir.display())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct LookupArgs {
+    /// A chunk dir, version dir or data.cottas.
+    pub target: PathBuf,
+    /// Subject, in N-Triples syntax (`<http://…>`, `_:b0`).
+    #[arg(short, long)]
+    pub s: Option<String>,
+    /// Predicate (`<http://…>`).
+    #[arg(short, long)]
+    pub p: Option<String>,
+    /// Object (`<http://…>`, `"text"@en`, `"42"^^<…#integer>`).
+    #[arg(short, long)]
+    pub o: Option<String>,
+    /// Graph: `<http://…>` or DEFAULT.
+    #[arg(short, long)]
+    pub g: Option<String>,
+    /// Print the pruning figures to stderr.
+    #[arg(long)]
+    pub explain: bool,
+    /// Print only the number of matching quads.
+    #[arg(long)]
+    pub count: bool,
+}
+
+fn parse_term(flag: &str, v: &Option<String>) -> Result<Option<Term>> {
+    v.as_deref()
+        .map(|t| term::parse_token(t).with_context(|| format!("-{flag} {t:?} is not an N-Triples term")))
+        .transpose()
+}
+
+pub fn run_lookup(args: &LookupArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let pat = Pattern {
+        s: parse_term("s", &args.s)?,
+        p: parse_term("p", &args.p)?,
+        o: parse_term("o", &args.o)?,
+        g: parse_term("g", &args.g)?,
+    };
+    let store = Store::open(&args.target)?;
+    let cache = ColumnCache::new(256 << 20);
+    let t = Instant::now();
+    let (rows, ex) = store.quads_for_pattern(&pat, &cache)?;
+    let took = t.elapsed();
+    if args.count {
+        writeln!(out, "{}", rows.len())?;
+    } else {
+        for r in &rows {
+            out.write_all(r[0].data())?;
+            out.write_all(b" ")?;
+            out.write_all(r[1].data())?;
+            out.write_all(b" ")?;
+            out.write_all(r[2].data())?;
+            if r[3].data() != term::DEFAULT_GRAPH.as_bytes() {
+                out.write_all(b" ")?;
+                out.write_all(r[3].data())?;
+            }
+            out.write_all(b" .\n")?;
+        }
+    }
+    if args.explain {
+        eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());
+        for p in &store.sidecars.problems {
+            eprintln!("sidecar not used: {p}");
+        }
+        eprintln!("{ex}");
+        eprintln!("time                   {:.3} ms", took.as_secs_f64() * 1e3);
+    }
+    Ok(ExitCode::SUCCESS)
+}

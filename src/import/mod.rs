@@ -1,0 +1,401 @@
+//! `cottas-tui import`: RDF files → a new chunk directory with `v1/`.
+//!
+//! Parse (oxttl) → render tokens → external sort + dedup → stream row groups
+//! into `data.cottas` → build the 11 sidecars from the written base → marker,
+//! summary, empty log, `current`. Everything is written inside a temp
+//! directory beside the target, fsynced, and renamed into place only at the
+//! end: a failed or interrupted import leaves nothing behind.
+
+mod input;
+mod render;
+pub mod sort;
+
+pub use input::InputFormat;
+
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use oxttl::{NQuadsParser, NTriplesParser, TriGParser, TurtleParseError, TurtleParser};
+
+use crate::format::deltalog;
+use crate::format::epoch::{self, EpochMarker};
+use crate::store::base::Base;
+use crate::store::base_writer::{BaseOptions, BaseWriter};
+use crate::store::fsutil::{replace_symlink, sync_dir, write_synced};
+use crate::store::layout::{BASE, LOG, MARKER};
+use crate::store::sidecars;
+use crate::store::StoreError;
+
+#[derive(Clone, Debug)]
+pub struct ImportOptions {
+    pub inputs: Vec<PathBuf>,
+    pub out: PathBuf,
+    /// Forced syntax; otherwise from each file name (stdin: N-Quads).
+    pub format: Option<InputFormat>,
+    /// Graph for the statements of triple-only inputs.
+    pub graph: Option<String>,
+    pub memory_limit: usize,
+    /// Skip malformed statements instead of stopping at the first.
+    pub lenient: bool,
+    pub base: BaseOptions,
+}
+
+impl ImportOptions {
+    pub fn new(inputs: Vec<PathBuf>, out: PathBuf) -> Self {
+        ImportOptions {
+            inputs,
+            out,
+            format: None,
+            graph: None,
+            memory_limit: 1 << 30,
+            lenient: false,
+            base: BaseOptions::default(),
+        }
+    }
+}
+
+/// Where the import is, for progress display.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Parsing,
+    Writing,
+    Indexing,
+    Publishing,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Parsing => "parsing",
+            Phase::Writing => "writing base",
+            Phase::Indexing => "building sidecars",
+            Phase::Publishing => "publishing",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub phase: Phase,
+    pub quads: u64,
+    pub elapsed: f64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ImportSummary {
+    /// Statements parsed (duplicates counted).
+    pub parsed: u64,
+    pub distinct: u64,
+    /// Distinct named graphs (the default graph not counted).
+    pub graphs: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub skipped: u64,
+    pub first_errors: Vec<String>,
+    pub spilled_runs: usize,
+}
+
+impl fmt::Display for ImportSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} quads ({} distinct), {} graphs, {} bytes, {:.2} B/quad in {:.2}s",
+            self.parsed,
+            self.distinct,
+            self.graphs,
+            self.bytes,
+            if self.distinct == 0 { 0.0 } else { self.bytes as f64 / self.distinct as f64 },
+            self.seconds
+        )
+    }
+}
+
+#[derive(Debug)]
+pub enum ImportError {
+    /// A malformed statement: file, 1-based line and column, the parser's message.
+    Syntax {
+        file: String,
+        line: u64,
+        column: u64,
+        message: String,
+    },
+    Io {
+        path: PathBuf,
+        source: io::Error,
+    },
+    Store(StoreError),
+    Usage(String),
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImportError::Syntax { file, line, column, message } => {
+                write!(f, "{file}:{line}:{column}: {message}")
+            }
+            ImportError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            ImportError::Store(e) => write!(f, "{e}"),
+            ImportError::Usage(m) => f.write_str(m),
+        }
+    }
+}
+impl std::error::Error for ImportError {}
+
+impl From<StoreError> for ImportError {
+    fn from(e: StoreError) -> Self {
+        ImportError::Store(e)
+    }
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> ImportError + '_ {
+    move |source| ImportError::Io { path: path.to_path_buf(), source }
+}
+
+fn display_name(p: &Path) -> String {
+    if p.as_os_str() == "-" {
+        "<stdin>".into()
+    } else {
+        p.display().to_string()
+    }
+}
+
+type QuadIter = Box<dyn Iterator<Item = Result<oxrdf::Quad, TurtleParseError>>>;
+
+fn parser_for(format: InputFormat, reader: Box<dyn io::Read + Send>) -> QuadIter {
+    let triples = |t: oxrdf::Triple| t.in_graph(oxrdf::GraphName::DefaultGraph);
+    match format {
+        InputFormat::NQuads => Box::new(NQuadsParser::new().for_reader(reader)),
+        InputFormat::TriG => Box::new(TriGParser::new().for_reader(reader)),
+        InputFormat::NTriples => {
+            Box::new(NTriplesParser::new().for_reader(reader).map(move |r| r.map(triples)))
+        }
+        InputFormat::Turtle => Box::new(TurtleParser::new().for_reader(reader).map(move |r| r.map(triples))),
+    }
+}
+
+/// Runs an import. `progress` is called every 100,000 statements and at each phase.
+pub fn import(
+    opts: &ImportOptions,
+    mut progress: impl FnMut(&Progress),
+) -> Result<ImportSummary, ImportError> {
+    let started = Instant::now();
+    let out = &opts.out;
+    if out.exists() && fs::read_dir(out).map_err(io_err(out))?.next().is_some() {
+        return Err(ImportError::Usage(format!(
+            "{}: already exists and is not empty; import writes a new store (use `update` to add to one)",
+            out.display()
+        )));
+    }
+    if opts.inputs.is_empty() {
+        return Err(ImportError::Usage("no input files".into()));
+    }
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).map_err(io_err(parent))?;
+    let name = out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "store".into());
+    let tmp = parent.join(format!(".{name}.import-tmp.{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(tmp.join("v1")).map_err(io_err(&tmp))?;
+    let result = run(opts, &tmp, started, &mut progress);
+    match result {
+        Ok(mut summary) => {
+            progress(&Progress {
+                phase: Phase::Publishing,
+                quads: summary.parsed,
+                elapsed: started.elapsed().as_secs_f64(),
+            });
+            if out.exists() {
+                fs::remove_dir(out).map_err(io_err(out))?;
+            }
+            fs::rename(&tmp, out).map_err(io_err(out))?;
+            sync_dir(parent).map_err(io_err(parent))?;
+            summary.seconds = started.elapsed().as_secs_f64();
+            Ok(summary)
+        }
+        Err(e) => {
+            let _ = fs::remove_dir_all(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn run(
+    opts: &ImportOptions,
+    tmp: &Path,
+    started: Instant,
+    progress: &mut impl FnMut(&Progress),
+) -> Result<ImportSummary, ImportError> {
+    let mut summary = ImportSummary::default();
+    let spill_dir = tmp.join("sort");
+    fs::create_dir_all(&spill_dir).map_err(io_err(&spill_dir))?;
+    let mut sorter = sort::Sorter::new(opts.memory_limit / 2, &spill_dir);
+    let mut renderer = render::Renderer::default();
+    let (mut s, mut o, mut g) = (String::new(), String::new(), String::new());
+    let mut p = String::new();
+    let tick =
+        |quads: u64| Progress { phase: Phase::Parsing, quads, elapsed: started.elapsed().as_secs_f64() };
+    progress(&tick(0));
+
+    for input in &opts.inputs {
+        let name = display_name(input);
+        let format = match opts.format.or_else(|| InputFormat::from_name(&name)) {
+            Some(f) => f,
+            None if input.as_os_str() == "-" => InputFormat::NQuads,
+            None => {
+                return Err(ImportError::Usage(format!(
+                    "{name}: cannot tell the syntax from the name; pass --format nquads|ntriples|turtle|trig"
+                )))
+            }
+        };
+        let fallback_graph = if format.has_graphs() { None } else { opts.graph.as_deref() };
+        let reader = input::open(input).map_err(io_err(input))?;
+        renderer.new_document();
+        for item in parser_for(format, reader) {
+            let q = match item {
+                Ok(q) => q,
+                Err(TurtleParseError::Io(e)) => {
+                    return Err(ImportError::Io { path: input.clone(), source: e })
+                }
+                Err(TurtleParseError::Syntax(e)) => {
+                    let loc = e.location().start;
+                    let err = ImportError::Syntax {
+                        file: name.clone(),
+                        line: loc.line + 1,
+                        column: loc.column + 1,
+                        message: e.message().to_string(),
+                    };
+                    if !opts.lenient {
+                        return Err(err);
+                    }
+                    summary.skipped += 1;
+                    if summary.first_errors.len() < 5 {
+                        summary.first_errors.push(err.to_string());
+                    }
+                    continue;
+                }
+            };
+            renderer.subject(&mut s, &q.subject);
+            p.clear();
+            p.push('<');
+            p.push_str(q.predicate.as_str());
+            p.push('>');
+            renderer.object(&mut o, &q.object);
+            let graph_fallback =
+                if matches!(q.graph_name, oxrdf::GraphName::DefaultGraph) { fallback_graph } else { None };
+            renderer.graph(&mut g, &q.graph_name, graph_fallback);
+            sorter
+                .push([s.as_bytes(), p.as_bytes(), o.as_bytes(), g.as_bytes()])
+                .map_err(io_err(&spill_dir))?;
+            summary.parsed += 1;
+            if summary.parsed % 100_000 == 0 {
+                progress(&tick(summary.parsed));
+            }
+        }
+    }
+    summary.spilled_runs = sorter.spilled_runs();
+
+    // Merge into row groups of the base.
+    progress(&Progress {
+        phase: Phase::Writing,
+        quads: summary.parsed,
+        elapsed: started.elapsed().as_secs_f64(),
+    });
+    let v1 = tmp.join("v1");
+    let base_path = v1.join(BASE);
+    let mut writer = BaseWriter::create(&base_path, &opts.base)
+        .map_err(|e| StoreError::parquet(&base_path, "writing", e))?;
+    let rg_size = opts.base.row_group_size.max(1);
+    let mut group: Vec<[Vec<u8>; 4]> = Vec::with_capacity(rg_size);
+    let mut graphs = std::collections::BTreeSet::new();
+    let mut write_err: Option<StoreError> = None;
+    sorter
+        .finish(|key| {
+            let row = sort::decode_key(key);
+            if row[3] != b"DEFAULT" && !graphs.contains(&row[3]) {
+                graphs.insert(row[3].clone());
+            }
+            group.push(row);
+            summary.distinct += 1;
+            if group.len() == rg_size {
+                if let Err(e) = writer.write_row_group(&group) {
+                    write_err = Some(StoreError::parquet(&base_path, "writing a row group", e));
+                    return Err(io::Error::other("row group write failed"));
+                }
+                group.clear();
+            }
+            Ok(())
+        })
+        .map_err(|e| match write_err.take() {
+            Some(se) => ImportError::Store(se),
+            None => ImportError::Io { path: spill_dir.clone(), source: e },
+        })?;
+    writer.write_row_group(&group).map_err(|e| StoreError::parquet(&base_path, "writing a row group", e))?;
+    writer.finish().map_err(|e| StoreError::parquet(&base_path, "finishing", e))?;
+    drop(group);
+    fs::remove_dir_all(&spill_dir).map_err(io_err(&spill_dir))?;
+    summary.graphs = graphs.len() as u64;
+
+    progress(&Progress {
+        phase: Phase::Indexing,
+        quads: summary.parsed,
+        elapsed: started.elapsed().as_secs_f64(),
+    });
+    let base = Base::open(&base_path)?;
+    for (suffix, bytes) in sidecars::build_from_base(&base)?.files() {
+        let path = v1.join(format!("{BASE}{suffix}"));
+        write_synced(&path, &bytes).map_err(io_err(&path))?;
+    }
+    drop(base);
+    let marker = v1.join(MARKER);
+    write_synced(&marker, &epoch::encode(&EpochMarker::new(0))).map_err(io_err(&marker))?;
+    summary.bytes = fs::metadata(&base_path).map_err(io_err(&base_path))?.len();
+    write_summary(opts, &v1, &summary)?;
+    sync_dir(&v1).map_err(io_err(&v1))?;
+    let log = tmp.join(LOG);
+    write_synced(&log, &deltalog::encode_header()).map_err(io_err(&log))?;
+    replace_symlink(tmp, "current", "v1").map_err(io_err(tmp))?;
+    sync_dir(tmp).map_err(io_err(tmp))?;
+    Ok(summary)
+}
+
+/// `summary.json`: the fields of the original importer's summary that apply.
+fn write_summary(opts: &ImportOptions, v1: &Path, s: &ImportSummary) -> Result<(), ImportError> {
+    let source_path: Vec<String> = opts
+        .inputs
+        .iter()
+        .map(|p| {
+            if p.as_os_str() == "-" {
+                "-".into()
+            } else {
+                fs::canonicalize(p).unwrap_or(p.clone()).display().to_string()
+            }
+        })
+        .collect();
+    let first = opts.inputs.first().map(|p| display_name(p)).unwrap_or_default();
+    let format = opts.format.or_else(|| InputFormat::from_name(&first)).unwrap_or(InputFormat::NQuads);
+    let suffixes: Vec<&str> =
+        sidecars::SUFFIXES.iter().copied().filter(|suf| v1.join(format!("{BASE}{suf}")).exists()).collect();
+    let v = serde_json::json!({
+        "artifact_type": "cottas-tui-cottas",
+        "source_path": if source_path.len() == 1 { serde_json::json!(source_path[0]) } else { serde_json::json!(source_path) },
+        "source_format": format.media_type(),
+        "dataset_name": opts.out.file_name().map(|n| n.to_string_lossy().into_owned()),
+        "version": "v1",
+        "parser_used": "oxttl",
+        "quad_count": s.parsed,
+        "distinct_quad_count": s.distinct,
+        "graph_count": s.graphs,
+        "index": "spog",
+        "row_order": "producer",
+        "row_group_size": opts.base.row_group_size,
+        "sidecars_built": suffixes,
+        "files": {"data_cottas": BASE},
+        "writer": format!("cottas-tui {}", env!("CARGO_PKG_VERSION")),
+    });
+    let path = v1.join("summary.json");
+    let mut text = serde_json::to_string_pretty(&v).map_err(|e| ImportError::Usage(e.to_string()))?;
+    text.push('\n');
+    write_synced(&path, text.as_bytes()).map_err(io_err(&path))
+}

@@ -1,0 +1,83 @@
+//! oxrdf terms → COTTAS cell tokens in the pycottas rendering, with blank-node
+//! labels made deterministic: each document's labels are renumbered in order
+//! of first appearance, so the same input always gives the same bytes.
+
+use std::collections::HashMap;
+
+use oxrdf::{GraphName, NamedOrBlankNode, Term};
+
+use crate::format::term::{self, Escaping, Literal};
+
+#[derive(Default)]
+pub struct Renderer {
+    labels: HashMap<String, u64>,
+    next: u64,
+}
+
+impl Renderer {
+    /// Blank nodes are scoped to one document: call between inputs.
+    pub fn new_document(&mut self) {
+        self.labels.clear();
+    }
+
+    fn blank(&mut self, out: &mut String, label: &str) {
+        let next = &mut self.next;
+        let n = *self.labels.entry(label.to_owned()).or_insert_with(|| {
+            *next += 1;
+            *next - 1
+        });
+        out.push_str("_:b");
+        out.push_str(&n.to_string());
+    }
+
+    pub fn subject(&mut self, out: &mut String, s: &NamedOrBlankNode) {
+        out.clear();
+        match s {
+            NamedOrBlankNode::NamedNode(n) => push_iri(out, n.as_str()),
+            NamedOrBlankNode::BlankNode(b) => self.blank(out, b.as_str()),
+        }
+    }
+
+    pub fn object(&mut self, out: &mut String, o: &Term) {
+        out.clear();
+        match o {
+            Term::NamedNode(n) => push_iri(out, n.as_str()),
+            Term::BlankNode(b) => self.blank(out, b.as_str()),
+            Term::Literal(l) => {
+                let lit = match l.language() {
+                    Some(tag) => Literal::lang(l.value(), tag),
+                    None => Literal::typed(l.value(), l.datatype().as_str()),
+                };
+                term::write_token(out, &term::Term::Literal(lit), Escaping::Pycottas);
+            }
+            #[allow(unreachable_patterns)]
+            _ => out.push_str("\"unsupported RDF 1.2 term\""),
+        }
+    }
+
+    /// Blank-node graph names are outside the format (docs/format.md §3): they
+    /// become `urn:cottas-tui:bnode-graph:<n>` IRIs, as deterministic as labels.
+    pub fn graph(&mut self, out: &mut String, g: &GraphName, fallback: Option<&str>) {
+        out.clear();
+        match g {
+            GraphName::NamedNode(n) => push_iri(out, n.as_str()),
+            GraphName::BlankNode(b) => {
+                let mut label = String::new();
+                self.blank(&mut label, b.as_str());
+                out.push_str("<urn:cottas-tui:bnode-graph:");
+                out.push_str(&label[2..]);
+                out.push('>');
+            }
+            GraphName::DefaultGraph => match fallback {
+                Some(iri) => push_iri(out, iri),
+                None => out.push_str(term::DEFAULT_GRAPH),
+            },
+        }
+    }
+}
+
+fn push_iri(out: &mut String, iri: &str) {
+    out.push('<');
+    out.push_str(iri);
+    out.push('>');
+}

@@ -1,0 +1,161 @@
+//! An opened store version: the base, its validated sidecars, and its marker.
+//!
+//! Sidecars are checked on open against the base's dimensions (row groups,
+//! rows) and against each other (token counts). One that fails is not used —
+//! the read path then prunes less, never returns wrong rows — and the reason is
+//! kept for `--explain` and `verify`.
+
+use std::path::{Path, PathBuf};
+
+use super::base::Base;
+use super::layout::{self, Layout};
+use super::StoreError;
+use crate::format::dict::Dict;
+use crate::format::epoch::{self, EpochMarker};
+use crate::format::p_offsets::POffsets;
+use crate::format::po_presence::PoPresence;
+use crate::format::presence::Presence;
+use crate::format::s_offsets::SOffsets;
+use crate::format::{dict, p_offsets, po_presence, presence, s_offsets};
+
+/// The sidecars that decoded and fit the base; `None` where not usable.
+#[derive(Default)]
+pub struct SidecarSet {
+    pub dicts: [Option<Dict>; 4],
+    pub presence: [Option<Presence>; 4],
+    pub p_offsets: Option<POffsets>,
+    pub po_presence: Option<PoPresence>,
+    pub s_offsets: Option<SOffsets>,
+    /// Why each missing or rejected sidecar is not used.
+    pub problems: Vec<String>,
+}
+
+pub struct Store {
+    pub layout: Layout,
+    pub base: Base,
+    pub sidecars: SidecarSet,
+    /// `None`: no marker file (never compacted).
+    pub marker: Option<EpochMarker>,
+}
+
+fn sidecar_path(base: &Path, suffix: &str) -> PathBuf {
+    let mut s = base.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+impl Store {
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let layout = layout::resolve(path)?;
+        let base = Base::open(&layout.base)?;
+        let marker = if layout.resolution == layout::Resolution::BareFile {
+            None
+        } else {
+            read_marker(&layout.version_dir.join(layout::MARKER))?
+        };
+        let sidecars = load_sidecars(&layout.base, &base);
+        Ok(Store { layout, base, sidecars, marker })
+    }
+}
+
+/// A marker that exists but does not decode is an error, never "absent".
+pub fn read_marker(path: &Path) -> Result<Option<EpochMarker>, StoreError> {
+    match std::fs::read(path) {
+        Ok(bytes) => match epoch::decode(&bytes).result {
+            Ok(m) => Ok(Some(m)),
+            Err(e) => Err(StoreError::from_format(path, &e)),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io(path, e)),
+    }
+}
+
+fn load<T>(
+    base_path: &Path,
+    suffix: &str,
+    problems: &mut Vec<String>,
+    decode: fn(&[u8]) -> crate::format::Decoded<T>,
+) -> Option<T> {
+    let path = sidecar_path(base_path, suffix);
+    match std::fs::read(&path) {
+        Ok(bytes) => match decode(&bytes).result {
+            Ok(v) => Some(v),
+            Err(e) => {
+                problems.push(format!("{}: {e}", path.display()));
+                None
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            problems.push(format!("{}: missing", path.display()));
+            None
+        }
+        Err(e) => {
+            problems.push(format!("{}: {e}", path.display()));
+            None
+        }
+    }
+}
+
+fn load_sidecars(base_path: &Path, base: &Base) -> SidecarSet {
+    let mut set = SidecarSet::default();
+    let p = &mut set.problems;
+    let cols = ["s", "p", "o", "g"];
+    let dicts: [Option<Dict>; 4] =
+        std::array::from_fn(|c| load(base_path, &format!(".{}.dict", cols[c]), p, dict::decode));
+    let pres: [Option<Presence>; 4] =
+        std::array::from_fn(|c| load(base_path, &format!(".{}.presence", cols[c]), p, presence::decode));
+    let rgs = base.num_row_groups() as u32;
+    let len = |c: usize| dicts[c].as_ref().map(|d| d.len() as u32);
+    for c in 0..4 {
+        if let Some(pr) = &pres[c] {
+            if pr.num_rgs != rgs || Some(pr.num_tokens) != len(c) {
+                p.push(format!(
+                    ".{}.presence: {} row groups × {} tokens does not fit the base ({rgs} row groups) and .{}.dict ({:?} tokens)",
+                    cols[c], pr.num_rgs, pr.num_tokens, cols[c], len(c)
+                ));
+                set.presence[c] = None;
+                continue;
+            }
+        }
+        set.presence[c] = pres[c].clone();
+    }
+    let po = load(base_path, ".p.offsets", p, p_offsets::decode);
+    set.p_offsets = po.filter(|x| {
+        let ok = x.num_rgs == rgs
+            && Some(x.num_preds) == len(1)
+            && x.rows.iter().all(|&r| (r as usize) < base.rg_rows_max());
+        if !ok {
+            p.push(format!(
+                ".p.offsets: {} row groups × {} predicates does not fit the base",
+                x.num_rgs, x.num_preds
+            ));
+        }
+        ok
+    });
+    let pp = load(base_path, ".po.presence", p, po_presence::decode);
+    set.po_presence = pp.filter(|x| {
+        let ok = x.num_rgs == rgs && Some(x.pred_dict_size) == len(1) && Some(x.obj_dict_size) == len(2);
+        if !ok {
+            p.push(format!(
+                ".po.presence: dimensions {}×{}×{} do not fit the base and dictionaries",
+                x.num_rgs, x.pred_dict_size, x.obj_dict_size
+            ));
+        }
+        ok
+    });
+    let so = load(base_path, ".s.offsets", p, s_offsets::decode);
+    set.s_offsets = so.filter(|x| {
+        let ok = u64::from(x.num_rows_total) == base.num_rows() && Some(x.ranges.len() as u32) == len(0);
+        if !ok {
+            p.push(format!(
+                ".s.offsets: {} subjects over {} rows does not fit the base ({} rows)",
+                x.ranges.len(),
+                x.num_rows_total,
+                base.num_rows()
+            ));
+        }
+        ok
+    });
+    set.dicts = dicts;
+    set
+}

@@ -1,0 +1,408 @@
+//! Import and the read path, end to end on real stores in temp directories.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cottas_tui::format::term::{self, Escaping, Literal, Term};
+use cottas_tui::import::{self, ImportOptions};
+use cottas_tui::store::base::Base;
+use cottas_tui::store::base_writer::{write_base, BaseOptions};
+use cottas_tui::store::layout::Resolution;
+use cottas_tui::store::open::Store;
+use cottas_tui::store::read::{ColumnCache, Pattern};
+use cottas_tui::store::sidecars;
+use parquet::basic::Encoding;
+use parquet::column::page::Page;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cottas-tui"))
+}
+
+fn sample() -> PathBuf {
+    common::repo().join("fixtures/cottas_sample.nq")
+}
+
+fn import_with(
+    inputs: Vec<PathBuf>,
+    out: &Path,
+    f: impl FnOnce(&mut ImportOptions),
+) -> import::ImportSummary {
+    let mut o = ImportOptions::new(inputs, out.to_path_buf());
+    f(&mut o);
+    import::import(&o, |_| {}).unwrap()
+}
+
+/// A deterministic LUBM-flavoured N-Quads text of about `n` quads.
+fn generated(n: usize) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    let mut k = 0u64;
+    while i < n {
+        k = k.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let u = (k >> 40) % 5;
+        let person = format!("<http://u{u}.example/p{}>", i / 7);
+        let g = if i % 3 == 0 { String::new() } else { format!(" <http://u{u}.example/graph>") };
+        let line = match i % 7 {
+            0 => format!("{person} <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://lubm.example/Student>{g} .\n"),
+            1 => format!("{person} <http://lubm.example/name> \"Person {}\"{g} .\n", i / 7),
+            2 => format!("{person} <http://lubm.example/email> \"p{}@u{u}.example\"{g} .\n", i / 7),
+            3 => format!("{person} <http://lubm.example/age> \"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>{g} .\n", 18 + (k >> 50) % 40),
+            4 => format!("{person} <http://lubm.example/memberOf> <http://u{u}.example/dept{}>{g} .\n", (k >> 45) % 15),
+            5 => format!("{person} <http://lubm.example/motto> \"tab\\there \\\"q\\\" é\"@EN-gb{g} .\n"),
+            _ => format!("{person} <http://lubm.example/knows> <http://u{u}.example/p{}>{g} .\n", (k >> 33) % (n as u64 / 7 + 1)),
+        };
+        s.push_str(&line);
+        i += 1;
+    }
+    s
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn all_rows(base: &Base) -> Vec<[Vec<u8>; 4]> {
+    let mut out = Vec::new();
+    for rg in 0..base.num_row_groups() {
+        let cols: Vec<_> = (0..4).map(|c| base.read_column(rg, c).unwrap()).collect();
+        out.extend((0..base.rg_rows(rg)).map(|r| std::array::from_fn(|c| cols[c][r].data().to_vec())));
+    }
+    out
+}
+
+#[test]
+fn import_writes_the_reference_sidecars_and_a_complete_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chunk");
+    let s = import_with(vec![sample()], &out, |_| {});
+    assert_eq!((s.parsed, s.distinct, s.graphs), (5, 5, 2));
+    for suffix in sidecars::SUFFIXES {
+        let ours = std::fs::read(out.join(format!("v1/data.cottas{suffix}"))).unwrap();
+        let golden =
+            std::fs::read(common::repo().join(format!("fixtures/golden/sample/data.cottas{suffix}")))
+                .unwrap();
+        assert_eq!(ours, golden, "{suffix}");
+    }
+    assert_eq!(std::fs::read_link(out.join("current")).unwrap(), PathBuf::from("v1"));
+    assert_eq!(std::fs::read(out.join("data.deltalog")).unwrap(), b"DLOG\x01\0\0\0");
+    assert_eq!(
+        std::fs::read(out.join("v1/data.compacted-epoch")).unwrap(),
+        common::hex("43 45 50 31 01 00 00 00 08 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00")
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("v1/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["quad_count"], 5);
+    assert_eq!(summary["graph_count"], 2);
+    assert_eq!(summary["sidecars_built"].as_array().unwrap().len(), 11);
+    // Nothing else was left beside the chunk.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["chunk"]);
+}
+
+#[test]
+fn the_base_uses_only_the_readable_parquet_subset() {
+    let dir = tempfile::tempdir().unwrap();
+    let nq = write(dir.path(), "g.nq", &generated(130_000));
+    let out = dir.path().join("chunk");
+    import_with(vec![nq], &out, |_| {});
+    let file = std::fs::File::open(out.join("v1/data.cottas")).unwrap();
+    let reader = SerializedFileReader::new(file).unwrap();
+    let meta = reader.metadata();
+    let kv = meta.file_metadata().key_value_metadata().unwrap();
+    assert!(kv.iter().any(|k| k.key == "index" && k.value.as_deref() == Some("spog")));
+    assert_eq!(meta.row_group(0).num_rows(), 122_880, "DuckDB's row-group size");
+    assert!(meta.num_row_groups() >= 2);
+    for c in meta.file_metadata().schema_descr().columns() {
+        assert_eq!(c.max_def_level(), 1, "{} is OPTIONAL", c.name());
+    }
+    let mut data_pages = 0;
+    for rg in 0..meta.num_row_groups() {
+        let group = reader.get_row_group(rg).unwrap();
+        for c in 0..4 {
+            assert_eq!(
+                meta.row_group(rg).column(c).compression().to_string().split('(').next(),
+                Some("ZSTD")
+            );
+            let pages = group.get_column_page_reader(c).unwrap();
+            for page in pages {
+                match page.unwrap() {
+                    Page::DataPage { encoding, .. } => {
+                        data_pages += 1;
+                        assert!(
+                            matches!(encoding, Encoding::RLE_DICTIONARY | Encoding::DELTA_LENGTH_BYTE_ARRAY),
+                            "rg {rg} col {c}: data page encoding {encoding:?}"
+                        );
+                    }
+                    Page::DataPageV2 { .. } => panic!("DATA_PAGE_V2 written"),
+                    Page::DictionaryPage { .. } => {}
+                }
+            }
+        }
+    }
+    assert!(data_pages >= 8);
+}
+
+#[test]
+fn import_is_deterministic_with_blank_nodes_and_spilling_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ttl = write(
+        dir.path(),
+        "b.ttl",
+        "@prefix : <http://e/> .\n:a :knows [ :name \"x\" ], [ :name \"y\" ] .\n_:n :p _:n .\n",
+    );
+    let nq = write(dir.path(), "g.nq", &generated(30_000));
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    let c = dir.path().join("c");
+    import_with(vec![ttl.clone(), nq.clone()], &a, |_| {});
+    import_with(vec![ttl.clone(), nq.clone()], &b, |_| {});
+    let spilled = import_with(vec![ttl, nq], &c, |o| o.memory_limit = 1 << 18);
+    assert!(spilled.spilled_runs > 2, "{} runs", spilled.spilled_runs);
+    for f in std::fs::read_dir(a.join("v1")).unwrap() {
+        let name = f.unwrap().file_name();
+        if name == "summary.json" {
+            continue;
+        }
+        let x = std::fs::read(a.join("v1").join(&name)).unwrap();
+        assert_eq!(x, std::fs::read(b.join("v1").join(&name)).unwrap(), "{name:?} differs between runs");
+        assert_eq!(x, std::fs::read(c.join("v1").join(&name)).unwrap(), "{name:?} differs when spilled");
+    }
+    let base = Base::open(&a.join("v1/data.cottas")).unwrap();
+    let rows = all_rows(&base);
+    let blanks: BTreeSet<&[u8]> =
+        rows.iter().flat_map(|r| [&r[0][..], &r[2][..]]).filter(|t| t.starts_with(b"_:")).collect();
+    assert_eq!(blanks, [&b"_:b0"[..], b"_:b1", b"_:b2"].into_iter().collect());
+}
+
+#[test]
+fn formats_compression_stdin_and_the_graph_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let nt = "<http://e/s> <http://e/p> \"o\" .\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(nt.as_bytes()).unwrap();
+    std::fs::write(dir.path().join("t.nt.gz"), gz.finish().unwrap()).unwrap();
+    let zst =
+        zstd::encode_all("<http://e/s2> <http://e/p> <http://e/o> <http://e/g> .\n".as_bytes(), 3).unwrap();
+    std::fs::write(dir.path().join("q.nq.zst"), zst).unwrap();
+    write(dir.path(), "x.trig", "<http://e/g2> { <http://e/s3> <http://e/p> \"t\"@EN }\n");
+    let out = dir.path().join("chunk");
+    let o = bin()
+        .args(["import", "--graph", "http://e/triples", "--out"])
+        .arg(&out)
+        .args(["t.nt.gz", "q.nq.zst", "x.trig", "-"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(b"<http://e/s4> <http://e/p> \"in\" .\n")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(line.starts_with("4 quads (4 distinct), 3 graphs,"), "{line}");
+    assert!(line.contains("B/quad in"), "{line}");
+    let base = Base::open(&out.join("v1/data.cottas")).unwrap();
+    let rows: BTreeSet<String> = all_rows(&base)
+        .iter()
+        .map(|r| r.iter().map(|t| String::from_utf8_lossy(t).into_owned()).collect::<Vec<_>>().join(" "))
+        .collect();
+    let expected: BTreeSet<String> = [
+        "<http://e/s> <http://e/p> \"o\" <http://e/triples>",
+        "<http://e/s2> <http://e/p> <http://e/o> <http://e/g>",
+        "<http://e/s3> <http://e/p> \"t\"@en <http://e/g2>",
+        "<http://e/s4> <http://e/p> \"in\" DEFAULT",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(rows, expected, "--graph applies to triple files only; stdin is N-Quads");
+}
+
+#[test]
+fn a_malformed_statement_stops_the_import_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(dir.path(), "bad.nq", "<http://e/a> <http://e/b> <http://e/c> .\n<http://e/a> <http://e/b> .\n<http://e/x> <http://e/y> <http://e/z> .\n");
+    let out = dir.path().join("chunk");
+    let o = bin().arg("import").arg(&bad).arg("--out").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.nq:2:27: The object of a triple must be"),
+        "file:line:column and the message in {err}"
+    );
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp dir left behind");
+
+    let o = bin().arg("import").arg(&bad).arg("--lenient").arg("--out").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("skipped 1 malformed statements"));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("2 quads (2 distinct)"));
+
+    // Importing over an existing store is refused.
+    let o = bin().arg("import").arg(&bad).arg("--lenient").arg("--out").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already exists"));
+}
+
+#[test]
+fn stores_open_through_current_highest_version_version_dir_or_bare_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chunk");
+    import_with(vec![sample()], &out, |_| {});
+    assert_eq!(Store::open(&out).unwrap().layout.resolution, Resolution::ViaCurrent);
+    assert_eq!(Store::open(&out.join("v1")).unwrap().layout.resolution, Resolution::VersionDir);
+    let bare = Store::open(&out.join("v1/data.cottas")).unwrap();
+    assert_eq!(bare.layout.resolution, Resolution::BareFile);
+    std::fs::remove_file(out.join("current")).unwrap();
+    let s = Store::open(&out).unwrap();
+    assert_eq!((s.layout.resolution, s.layout.version.as_deref()), (Resolution::HighestVersion, Some("v1")));
+    assert_eq!(s.marker.unwrap().epoch, 0);
+    // A marker that exists but does not decode refuses the open.
+    std::fs::write(out.join("v1/data.compacted-epoch"), b"CEP1garbage").unwrap();
+    let e = Store::open(&out).err().unwrap().to_string();
+    assert!(e.contains("data.compacted-epoch") && e.contains("at byte"), "{e}");
+    assert!(Store::open(dir.path()).is_err());
+}
+
+fn brute(rows: &[[Vec<u8>; 4]], pat: &Pattern) -> BTreeSet<[Vec<u8>; 4]> {
+    let b = [&pat.s, &pat.p, &pat.o, &pat.g].map(|t| t.as_ref().map(term::token_variants));
+    rows.iter()
+        .filter(|r| {
+            (0..4).all(|c| b[c].as_ref().is_none_or(|vs| vs.iter().any(|v| v.as_bytes() == &r[c][..])))
+        })
+        .cloned()
+        .collect()
+}
+
+fn tok(t: &[u8]) -> Term {
+    term::parse_token(std::str::from_utf8(t).unwrap()).unwrap()
+}
+
+#[test]
+fn lookups_equal_a_full_scan_with_sidecars_and_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let nq = write(dir.path(), "g.nq", &generated(40_000));
+    let out = dir.path().join("chunk");
+    import_with(vec![nq], &out, |o| o.base.row_group_size = 4096);
+    let store = Store::open(&out).unwrap();
+    assert!(store.sidecars.problems.is_empty(), "{:?}", store.sidecars.problems);
+    let rows = all_rows(&store.base);
+    let cache = ColumnCache::new(8 << 20);
+    let mut patterns = vec![Pattern { s: Some(Term::Iri("http://nobody".into())), ..Default::default() }];
+    for (i, r) in rows.iter().enumerate().step_by(997) {
+        let t: [Term; 4] = std::array::from_fn(|c| tok(&r[c]));
+        patterns.push(Pattern { s: Some(t[0].clone()), ..Default::default() });
+        patterns.push(Pattern { p: Some(t[1].clone()), ..Default::default() });
+        patterns.push(Pattern { o: Some(t[2].clone()), ..Default::default() });
+        patterns.push(Pattern { p: Some(t[1].clone()), o: Some(t[2].clone()), ..Default::default() });
+        patterns.push(Pattern {
+            s: Some(t[0].clone()),
+            p: Some(t[1].clone()),
+            g: Some(t[3].clone()),
+            ..Default::default()
+        });
+        if i % 3 == 0 {
+            patterns.push(Pattern { g: Some(t[3].clone()), ..Default::default() });
+        }
+    }
+    let mut pruned = 0;
+    for pat in &patterns {
+        let (got, ex) = store.quads_for_pattern(pat, &cache).unwrap();
+        let got: BTreeSet<[Vec<u8>; 4]> =
+            got.iter().map(|r| std::array::from_fn(|c| r[c].data().to_vec())).collect();
+        assert_eq!(got, brute(&rows, pat), "{pat:?}");
+        pruned += ex.pruned_by_presence + ex.pruned_by_s_offsets + ex.pruned_by_po_presence;
+        if pat.s.is_some() && !got.is_empty() {
+            assert!(ex.decoded_row_groups <= 2, "a bound subject narrows to its row groups: {ex:?}");
+            assert!(ex.positions_from.contains(&".s.offsets"));
+        }
+    }
+    assert!(pruned > 0);
+    let (_, ex) = store.quads_for_pattern(&patterns[0], &cache).unwrap();
+    assert_eq!((ex.absent_in_dict, ex.decoded_row_groups, ex.cache_misses), (Some("s"), 0, 0));
+
+    // Without any sidecar the same answers come back, pruned by statistics.
+    for s in sidecars::SUFFIXES {
+        std::fs::remove_file(out.join(format!("v1/data.cottas{s}"))).unwrap();
+    }
+    let bare = Store::open(&out).unwrap();
+    assert_eq!(bare.sidecars.problems.len(), 11);
+    let cache = ColumnCache::new(8 << 20);
+    let mut by_stats = 0;
+    for pat in &patterns {
+        let (got, ex) = bare.quads_for_pattern(pat, &cache).unwrap();
+        let got: BTreeSet<[Vec<u8>; 4]> =
+            got.iter().map(|r| std::array::from_fn(|c| r[c].data().to_vec())).collect();
+        assert_eq!(got, brute(&rows, pat), "{pat:?} without sidecars");
+        by_stats += ex.pruned_by_statistics;
+    }
+    assert!(by_stats > 0, "min/max statistics prune sorted subjects");
+
+    // `index` rebuilds them, byte-identical to the import's.
+    let o = bin().arg("index").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).matches("was missing: written").count(), 11);
+    let again = bin().arg("index").arg(&out).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&again.stdout).matches("ok, kept").count(), 11);
+}
+
+#[test]
+fn a_bound_literal_is_found_whichever_producer_escaped_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = dir.path().join("v1");
+    std::fs::create_dir_all(&v).unwrap();
+    let lit = Term::Literal(Literal::simple("tab\there\u{7}"));
+    let mut rows = Vec::new();
+    for (i, esc) in Escaping::ALL.iter().enumerate() {
+        rows.push([
+            format!("<http://e/s{i}>"),
+            "<http://e/p>".to_string(),
+            term::render(&lit, *esc),
+            "DEFAULT".to_string(),
+        ]);
+    }
+    rows.sort();
+    let sizes = write_base(&v.join("data.cottas"), &rows, &BaseOptions::default()).unwrap();
+    for (suffix, bytes) in sidecars::build(&rows, &sizes).files() {
+        std::fs::write(v.join(format!("data.cottas{suffix}")), bytes).unwrap();
+    }
+    let store = Store::open(&v).unwrap();
+    let (got, _) = store
+        .quads_for_pattern(&Pattern { o: Some(lit), ..Default::default() }, &ColumnCache::new(1 << 20))
+        .unwrap();
+    assert_eq!(got.len(), 3, "pycottas, factoidal and oxrdf renderings all match");
+}
+
+#[test]
+fn damaged_sidecars_are_not_used_and_answers_stay_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chunk");
+    import_with(vec![sample()], &out, |_| {});
+    // A presence file for the wrong number of row groups.
+    let mut b = std::fs::read(out.join("v1/data.cottas.s.presence")).unwrap();
+    b[8] = 9;
+    std::fs::write(out.join("v1/data.cottas.s.presence"), &b).unwrap();
+    std::fs::write(out.join("v1/data.cottas.o.dict"), b"COTD").unwrap();
+    let store = Store::open(&out).unwrap();
+    let sc = &store.sidecars;
+    assert!(sc.presence[0].is_none() && sc.dicts[2].is_none());
+    // What depends on the broken .o.dict is not trusted either.
+    assert!(sc.presence[2].is_none() && sc.po_presence.is_none());
+    assert!(sc.presence[1].is_some() && sc.p_offsets.is_some() && sc.s_offsets.is_some());
+    assert_eq!(sc.problems.len(), 4, "{:?}", sc.problems);
+    let pat = Pattern { o: Some(Term::Literal(Literal::simple("Bob"))), ..Default::default() };
+    let (got, _) = store.quads_for_pattern(&pat, &ColumnCache::new(1 << 20)).unwrap();
+    assert_eq!(got.len(), 1);
+}
