@@ -320,8 +320,7 @@ fn lookups_equal_a_full_scan_with_sidecars_and_without() {
     let mut pruned = 0;
     for pat in &patterns {
         let (got, ex) = store.quads_for_pattern(pat, &cache).unwrap();
-        let got: BTreeSet<[Vec<u8>; 4]> =
-            got.iter().map(|r| std::array::from_fn(|c| r[c].data().to_vec())).collect();
+        let got: BTreeSet<[Vec<u8>; 4]> = got.to_vecs().into_iter().collect();
         assert_eq!(got, brute(&rows, pat), "{pat:?}");
         pruned += ex.pruned_by_presence + ex.pruned_by_s_offsets + ex.pruned_by_po_presence;
         if pat.s.is_some() && !got.is_empty() {
@@ -343,8 +342,7 @@ fn lookups_equal_a_full_scan_with_sidecars_and_without() {
     let mut by_stats = 0;
     for pat in &patterns {
         let (got, ex) = bare.quads_for_pattern(pat, &cache).unwrap();
-        let got: BTreeSet<[Vec<u8>; 4]> =
-            got.iter().map(|r| std::array::from_fn(|c| r[c].data().to_vec())).collect();
+        let got: BTreeSet<[Vec<u8>; 4]> = got.to_vecs().into_iter().collect();
         assert_eq!(got, brute(&rows, pat), "{pat:?} without sidecars");
         by_stats += ex.pruned_by_statistics;
     }
@@ -405,4 +403,37 @@ fn damaged_sidecars_are_not_used_and_answers_stay_right() {
     let pat = Pattern { o: Some(Term::Literal(Literal::simple("Bob"))), ..Default::default() };
     let (got, _) = store.quads_for_pattern(&pat, &ColumnCache::new(1 << 20)).unwrap();
     assert_eq!(got.len(), 1);
+}
+
+#[test]
+fn a_stale_dictionary_fails_the_lookup_clearly_instead_of_returning_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chunk");
+    import_with(vec![sample()], &out, |_| {});
+    // Same length, still sorted, dimensions unchanged: only the content is stale.
+    let p = out.join("v1/data.cottas.o.dict");
+    let b = std::fs::read(&p).unwrap();
+    let at = b.windows(5).position(|w| w == b"\"Bob\"").unwrap();
+    let mut b2 = b.clone();
+    b2[at + 3] = b'c';
+    std::fs::write(&p, &b2).unwrap();
+    let store = Store::open(&out).unwrap();
+    assert!(store.sidecars.problems.is_empty(), "structurally valid");
+    let pat = Pattern { p: Some(Term::Iri("https://example.org/name".into())), ..Default::default() };
+    let err =
+        store.quads_for_pattern(&pat, &ColumnCache::new(1 << 20)).err().expect("a clear error").to_string();
+    assert!(err.contains("is not in .o.dict") && err.contains("cottas-tui index"), "{err}");
+}
+
+#[test]
+fn sidecars_streamed_during_import_equal_those_rebuilt_from_the_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let ttl = write(dir.path(), "b.ttl", "@prefix : <http://e/> .\n:a :knows [ :name \"x\" ] .\n");
+    let nq = write(dir.path(), "g.nq", &generated(25_000));
+    let out = dir.path().join("chunk");
+    import_with(vec![nq, ttl], &out, |o| o.base.row_group_size = 3000);
+    let o = bin().arg("index").arg(&out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(text.matches("ok, kept").count(), 11, "{text}");
 }

@@ -33,12 +33,19 @@ pub struct ImportArgs {
     /// Skip malformed statements (count them, report the first few) instead of stopping.
     #[arg(long)]
     pub lenient: bool,
-    /// ZSTD level of the base (1 fastest … 22 smallest).
+    /// ZSTD level of the s column, most of the raw bytes (1 fastest … 22 smallest).
     #[arg(long, default_value_t = crate::store::base_writer::BaseOptions::default().zstd_level)]
     pub zstd_level: i32,
+    /// ZSTD level of the p, o and g columns; 19 makes the base smaller than
+    /// pycottas's at about 3× the import time (docs/benchmarks.md).
+    #[arg(long, default_value_t = crate::store::base_writer::BaseOptions::default().zstd_level_small)]
+    pub zstd_level_small: i32,
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Show progress even when stderr is not a terminal (one line per update).
+    #[arg(long, conflicts_with = "quiet")]
+    pub progress: bool,
 }
 
 pub fn parse_size(s: &str) -> Result<usize, String> {
@@ -62,28 +69,38 @@ pub fn run_import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
     opts.memory_limit = args.memory_limit;
     opts.lenient = args.lenient;
     opts.base.zstd_level = args.zstd_level;
+    opts.base.zstd_level_small = args.zstd_level_small;
     if let Some(g) = &opts.graph {
         if !g.contains(':') {
             bail!("--graph {g:?} is not an absolute IRI");
         }
     }
-    let show = !args.quiet && std::io::stderr().is_terminal();
+    let tty = std::io::stderr().is_terminal();
+    let show = args.progress || (!args.quiet && tty);
     let mut last = Instant::now();
+    let mut last_phase = None;
     let progress = |p: &Progress| {
-        if show && (last.elapsed().as_millis() > 100 || p.quads == 0) {
+        let new_phase = last_phase != Some(p.phase);
+        if show && (new_phase || last.elapsed().as_millis() > 100) {
             last = Instant::now();
+            last_phase = Some(p.phase);
             let rate = if p.elapsed > 0.0 { p.quads as f64 / p.elapsed } else { 0.0 };
-            eprint!(
-                "\r\x1b[2K{:<18} {:>12} quads  {:>9.0} quads/s  {:>6.1}s",
+            let line = format!(
+                "{:<18} {:>12} quads  {:>9.0} quads/s  {:>6.2}s",
                 p.phase.as_str(),
                 p.quads,
                 rate,
                 p.elapsed
             );
+            if tty {
+                eprint!("\r\x1b[2K{line}");
+            } else if new_phase {
+                eprintln!("{line}");
+            }
         }
     };
     let result = import::import(&opts, progress);
-    if show {
+    if show && tty {
         eprint!("\r\x1b[2K");
     }
     let summary = result.map_err(anyhow::Error::from)?;
@@ -139,6 +156,10 @@ pub struct LookupArgs {
     /// Print only the number of matching quads.
     #[arg(long)]
     pub count: bool,
+    /// Benchmark: run the lookup N more times on the warm store and print
+    /// the latency (min, median, p95) to stderr.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<usize>,
 }
 
 fn parse_term(flag: &str, v: &Option<String>) -> Result<Option<Term>> {
@@ -162,18 +183,39 @@ pub fn run_lookup(args: &LookupArgs, out: &mut impl Write) -> Result<ExitCode> {
     if args.count {
         writeln!(out, "{}", rows.len())?;
     } else {
-        for r in &rows {
-            out.write_all(r[0].data())?;
+        for r in rows.iter() {
+            out.write_all(r[0])?;
             out.write_all(b" ")?;
-            out.write_all(r[1].data())?;
+            out.write_all(r[1])?;
             out.write_all(b" ")?;
-            out.write_all(r[2].data())?;
-            if r[3].data() != term::DEFAULT_GRAPH.as_bytes() {
+            out.write_all(r[2])?;
+            if r[3] != term::DEFAULT_GRAPH.as_bytes() {
                 out.write_all(b" ")?;
-                out.write_all(r[3].data())?;
+                out.write_all(r[3])?;
             }
             out.write_all(b" .\n")?;
         }
+    }
+    if let Some(n) = args.repeat {
+        let mut times: Vec<f64> = (0..n.max(1))
+            .map(|_| {
+                let t = Instant::now();
+                let r = store.quads_for_pattern(&pat, &cache).map(|(rows, _)| rows.len());
+                std::hint::black_box(r.ok());
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let pick = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+        eprintln!(
+            "timing: rows={} runs={} min_ms={:.4} median_ms={:.4} p95_ms={:.4} first_ms={:.4}",
+            rows.len(),
+            times.len(),
+            times[0],
+            pick(0.5),
+            pick(0.95),
+            took.as_secs_f64() * 1e3
+        );
     }
     if args.explain {
         eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());

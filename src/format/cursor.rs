@@ -387,6 +387,43 @@ impl<'a, S: Source> Cursor<'a, S> {
     }
 }
 
+/// Checks a table of absolute file offsets into an array of `elem`-byte
+/// elements that starts at `base` and ends at the end of the file, and turns it
+/// into element indices. `table_at` is the byte offset of the table itself.
+pub fn offsets_to_indices(
+    c: &mut Cursor<RawSource>,
+    field: &str,
+    table_at: u64,
+    offsets: &[u64],
+    base: u64,
+    elem: u64,
+) -> Result<Vec<usize>> {
+    let file_len = c.file_len();
+    let mut out = Vec::with_capacity(offsets.len());
+    for (k, &off) in offsets.iter().enumerate() {
+        let prev = if k == 0 { base } else { offsets[k - 1] };
+        let problem = if k == 0 && off != base {
+            Some(format!("expected {base} (the end of {field}), found {off}"))
+        } else if off < prev {
+            Some(format!("offsets must be non-decreasing: {off} follows {prev}"))
+        } else if (off - base) % elem != 0 {
+            Some(format!("{off} is not on a {elem}-byte element boundary"))
+        } else if off > file_len {
+            Some(format!("{off} is past the end of the file ({file_len} bytes)"))
+        } else if k == offsets.len() - 1 && off != file_len {
+            Some(format!("the last offset must equal the file length {file_len}, found {off}"))
+        } else {
+            None
+        };
+        if let Some(detail) = problem {
+            let name = format!("{}[{k}]", field.trim_end_matches("[]"));
+            return Err(c.fail(FormatError::structure(table_at + 8 * k as u64, name, detail)));
+        }
+        out.push(((off - base) / elem) as usize);
+    }
+    Ok(out)
+}
+
 /// At most 60 characters of `s`, for span values.
 fn short(s: &str) -> String {
     match s.char_indices().nth(60) {

@@ -4,7 +4,7 @@
 //! The index holds absolute file offsets (the writer's and reader's reading,
 //! not the F* banner's count-based one).
 
-use super::cursor::{Cursor, Decoded, RawSource};
+use super::cursor::{offsets_to_indices, Cursor, Decoded, RawSource};
 use super::error::{FormatError, Result};
 use super::span::Role;
 use super::{put_u32, put_u64};
@@ -82,29 +82,7 @@ fn decode_inner(c: &mut Cursor<RawSource>) -> Result<POffsets> {
     let index_at = c.here();
     let index = c.u64_array(cells + 1, "index[]", Role::Offset)?;
     let base = data_offset(cells);
-    let file_len = c.file_len();
-    let mut starts = Vec::with_capacity(index.len());
-    for (k, &off) in index.iter().enumerate() {
-        let prev = if k == 0 { base } else { index[k - 1] };
-        let problem = if k == 0 && off != base {
-            Some(format!("expected {base} (end of index[]), found {off}"))
-        } else if off < prev {
-            Some(format!("offsets must be non-decreasing: {off} follows {prev}"))
-        } else if (off - base) % 4 != 0 {
-            Some(format!("{off} is not on a u32 boundary of the row data"))
-        } else if off > file_len {
-            Some(format!("{off} is past the end of the file ({file_len} bytes)"))
-        } else if k == index.len() - 1 && off != file_len {
-            Some(format!("the last offset must equal the file length {file_len}, found {off}"))
-        } else {
-            None
-        };
-        if let Some(detail) = problem {
-            let e = FormatError::structure(index_at + 8 * k as u64, format!("index[{k}]"), detail);
-            return Err(c.fail(e));
-        }
-        starts.push(((off - base) / 4) as usize);
-    }
+    let starts = offsets_to_indices(c, "index[]", index_at, &index, base, 4)?;
     let total = *starts.last().unwrap_or(&0) as u64;
     let data_at = c.here();
     let rows = c.u32_array(total, "rows", Role::Payload)?;

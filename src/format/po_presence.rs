@@ -2,7 +2,7 @@
 //! id pairs, so a bound p+o pattern skips row groups lacking the pair even when
 //! both terms occur there separately (reference §8).
 
-use super::cursor::{Cursor, Decoded, RawSource};
+use super::cursor::{offsets_to_indices, Cursor, Decoded, RawSource};
 use super::error::{FormatError, Result};
 use super::span::Role;
 use super::{put_u32, put_u64};
@@ -83,29 +83,7 @@ fn decode_inner(c: &mut Cursor<RawSource>) -> Result<PoPresence> {
     let at = c.here();
     let offs = c.u64_array(u64::from(num_rgs) + 1, "rg_offsets[]", Role::Offset)?;
     let base = data_offset(u64::from(num_rgs));
-    let file_len = c.file_len();
-    let mut starts = Vec::with_capacity(offs.len());
-    for (k, &off) in offs.iter().enumerate() {
-        let prev = if k == 0 { base } else { offs[k - 1] };
-        let problem = if k == 0 && off != base {
-            Some(format!("expected {base} (end of rg_offsets[]), found {off}"))
-        } else if off < prev {
-            Some(format!("offsets must be non-decreasing: {off} follows {prev}"))
-        } else if (off - base) % 8 != 0 {
-            Some(format!("{off} is not on a pair (8-byte) boundary"))
-        } else if off > file_len {
-            Some(format!("{off} is past the end of the file ({file_len} bytes)"))
-        } else if k == offs.len() - 1 && off != file_len {
-            Some(format!("the last offset must equal the file length {file_len}, found {off}"))
-        } else {
-            None
-        };
-        if let Some(detail) = problem {
-            let e = FormatError::structure(at + 8 * k as u64, format!("rg_offsets[{k}]"), detail);
-            return Err(c.fail(e));
-        }
-        starts.push(((off - base) / 8) as usize);
-    }
+    let starts = offsets_to_indices(c, "rg_offsets[]", at, &offs, base, 8)?;
     let total = *starts.last().unwrap_or(&0) as u64;
     let data_at = c.here();
     let pairs = c.u64_array(total, "pairs", Role::Payload)?;

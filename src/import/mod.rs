@@ -6,6 +6,7 @@
 //! directory beside the target, fsynced, and renamed into place only at the
 //! end: a failed or interrupted import leaves nothing behind.
 
+mod ids;
 mod input;
 mod render;
 pub mod sort;
@@ -22,12 +23,12 @@ use oxttl::{NQuadsParser, NTriplesParser, TriGParser, TurtleParseError, TurtlePa
 
 use crate::format::deltalog;
 use crate::format::epoch::{self, EpochMarker};
-use crate::store::base::Base;
 use crate::store::base_writer::{BaseOptions, BaseWriter};
 use crate::store::fsutil::{replace_symlink, sync_dir, write_synced};
 use crate::store::layout::{BASE, LOG, MARKER};
 use crate::store::sidecars;
 use crate::store::StoreError;
+use parquet::data_type::ByteArray;
 
 #[derive(Clone, Debug)]
 pub struct ImportOptions {
@@ -231,6 +232,10 @@ fn run(
     let spill_dir = tmp.join("sort");
     fs::create_dir_all(&spill_dir).map_err(io_err(&spill_dir))?;
     let mut sorter = sort::Sorter::new(opts.memory_limit / 2, &spill_dir);
+    // Keys are about as long as the N-Quads text (plain inputs; compressed
+    // ones grow the arena as needed).
+    let hint: u64 = opts.inputs.iter().filter_map(|p| fs::metadata(p).ok()).map(|m| m.len()).sum();
+    sorter.reserve(hint as usize);
     let mut renderer = render::Renderer::default();
     let (mut s, mut o, mut g) = (String::new(), String::new(), String::new());
     let mut p = String::new();
@@ -252,46 +257,74 @@ fn run(
         let fallback_graph = if format.has_graphs() { None } else { opts.graph.as_deref() };
         let reader = input::open(input).map_err(io_err(input))?;
         renderer.new_document();
-        for item in parser_for(format, reader) {
-            let q = match item {
-                Ok(q) => q,
-                Err(TurtleParseError::Io(e)) => {
-                    return Err(ImportError::Io { path: input.clone(), source: e })
+        // Parse on a second thread; render and sort here.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Result<oxrdf::Quad, TurtleParseError>>>(8);
+        let parse = std::thread::spawn(move || {
+            let mut batch = Vec::with_capacity(4096);
+            for item in parser_for(format, reader) {
+                batch.push(item);
+                if batch.len() == 4096
+                    && tx.send(std::mem::replace(&mut batch, Vec::with_capacity(4096))).is_err()
+                {
+                    return;
                 }
-                Err(TurtleParseError::Syntax(e)) => {
-                    let loc = e.location().start;
-                    let err = ImportError::Syntax {
-                        file: name.clone(),
-                        line: loc.line + 1,
-                        column: loc.column + 1,
-                        message: e.message().to_string(),
-                    };
-                    if !opts.lenient {
-                        return Err(err);
-                    }
-                    summary.skipped += 1;
-                    if summary.first_errors.len() < 5 {
-                        summary.first_errors.push(err.to_string());
-                    }
-                    continue;
-                }
-            };
-            renderer.subject(&mut s, &q.subject);
-            p.clear();
-            p.push('<');
-            p.push_str(q.predicate.as_str());
-            p.push('>');
-            renderer.object(&mut o, &q.object);
-            let graph_fallback =
-                if matches!(q.graph_name, oxrdf::GraphName::DefaultGraph) { fallback_graph } else { None };
-            renderer.graph(&mut g, &q.graph_name, graph_fallback);
-            sorter
-                .push([s.as_bytes(), p.as_bytes(), o.as_bytes(), g.as_bytes()])
-                .map_err(io_err(&spill_dir))?;
-            summary.parsed += 1;
-            if summary.parsed % 100_000 == 0 {
-                progress(&tick(summary.parsed));
             }
+            let _ = tx.send(batch);
+        });
+        let mut failure = None;
+        'batches: for batch in rx {
+            for item in batch {
+                let q = match item {
+                    Ok(q) => q,
+                    Err(TurtleParseError::Io(e)) => {
+                        failure = Some(ImportError::Io { path: input.clone(), source: e });
+                        break 'batches;
+                    }
+                    Err(TurtleParseError::Syntax(e)) => {
+                        let loc = e.location().start;
+                        let err = ImportError::Syntax {
+                            file: name.clone(),
+                            line: loc.line + 1,
+                            column: loc.column + 1,
+                            message: e.message().to_string(),
+                        };
+                        if !opts.lenient {
+                            failure = Some(err);
+                            break 'batches;
+                        }
+                        summary.skipped += 1;
+                        if summary.first_errors.len() < 5 {
+                            summary.first_errors.push(err.to_string());
+                        }
+                        continue;
+                    }
+                };
+                renderer.subject(&mut s, &q.subject);
+                p.clear();
+                p.push('<');
+                p.push_str(q.predicate.as_str());
+                p.push('>');
+                renderer.object(&mut o, &q.object);
+                let graph_fallback = if matches!(q.graph_name, oxrdf::GraphName::DefaultGraph) {
+                    fallback_graph
+                } else {
+                    None
+                };
+                renderer.graph(&mut g, &q.graph_name, graph_fallback);
+                if let Err(e) = sorter.push([s.as_bytes(), p.as_bytes(), o.as_bytes(), g.as_bytes()]) {
+                    failure = Some(ImportError::Io { path: spill_dir.clone(), source: e });
+                    break 'batches;
+                }
+                summary.parsed += 1;
+                if summary.parsed % 100_000 == 0 {
+                    progress(&tick(summary.parsed));
+                }
+            }
+        }
+        // Dropping the receiver (on failure) stops the parser at its next send.
+        let _ = parse.join();
+        if let Some(e) = failure {
+            return Err(e);
         }
     }
     summary.spilled_runs = sorter.spilled_runs();
@@ -307,34 +340,55 @@ fn run(
     let mut writer = BaseWriter::create(&base_path, &opts.base)
         .map_err(|e| StoreError::parquet(&base_path, "writing", e))?;
     let rg_size = opts.base.row_group_size.max(1);
-    let mut group: Vec<[Vec<u8>; 4]> = Vec::with_capacity(rg_size);
+    // Encoding and compressing a row group runs on its own thread while the
+    // merge produces the next one.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<[Vec<ByteArray>; 4]>(2);
+    let write_thread = std::thread::spawn(move || -> parquet::errors::Result<Vec<usize>> {
+        for columns in rx {
+            writer.write_columns(columns)?;
+        }
+        writer.finish()
+    });
+    // One row group's cells, one byte arena per column: Parquet gets slices
+    // of it (reference counts), not an allocation per cell.
+    let mut arena: [Vec<u8>; 4] = Default::default();
+    let mut starts: [Vec<usize>; 4] = Default::default();
     let mut graphs = std::collections::BTreeSet::new();
-    let mut write_err: Option<StoreError> = None;
-    sorter
-        .finish(|key| {
-            let row = sort::decode_key(key);
-            if row[3] != b"DEFAULT" && !graphs.contains(&row[3]) {
-                graphs.insert(row[3].clone());
-            }
-            group.push(row);
-            summary.distinct += 1;
-            if group.len() == rg_size {
-                if let Err(e) = writer.write_row_group(&group) {
-                    write_err = Some(StoreError::parquet(&base_path, "writing a row group", e));
-                    return Err(io::Error::other("row group write failed"));
-                }
-                group.clear();
-            }
-            Ok(())
+    let mut collector = ids::IdCollector::new(&spill_dir).map_err(io_err(&spill_dir))?;
+    let flush = |arena: &mut [Vec<u8>; 4], starts: &mut [Vec<usize>; 4]| -> [Vec<ByteArray>; 4] {
+        std::array::from_fn(|c| {
+            let bytes = bytes::Bytes::from(std::mem::take(&mut arena[c]));
+            let s = std::mem::take(&mut starts[c]);
+            (0..s.len())
+                .map(|i| ByteArray::from(bytes.slice(s[i]..s.get(i + 1).copied().unwrap_or(bytes.len()))))
+                .collect()
         })
-        .map_err(|e| match write_err.take() {
-            Some(se) => ImportError::Store(se),
-            None => ImportError::Io { path: spill_dir.clone(), source: e },
-        })?;
-    writer.write_row_group(&group).map_err(|e| StoreError::parquet(&base_path, "writing a row group", e))?;
-    writer.finish().map_err(|e| StoreError::parquet(&base_path, "finishing", e))?;
-    drop(group);
-    fs::remove_dir_all(&spill_dir).map_err(io_err(&spill_dir))?;
+    };
+    let merged = sorter.finish(|key| {
+        let at = sort::decode_key_into(key, &mut arena);
+        let cell = |c: usize| -> &[u8] { &arena[c][at[c]..] };
+        if cell(3) != b"DEFAULT" && !graphs.contains(cell(3)) {
+            graphs.insert(cell(3).to_vec());
+        }
+        collector.push([cell(0), cell(1), cell(2), cell(3)])?;
+        for c in 0..4 {
+            starts[c].push(at[c]);
+        }
+        summary.distinct += 1;
+        if starts[0].len() == rg_size && tx.send(flush(&mut arena, &mut starts)).is_err() {
+            return Err(io::Error::other("the base writer stopped"));
+        }
+        Ok(())
+    });
+    if merged.is_ok() && !starts[0].is_empty() {
+        let _ = tx.send(flush(&mut arena, &mut starts));
+    }
+    drop(tx);
+    let written =
+        write_thread.join().map_err(|_| ImportError::Usage("the base writer thread panicked".into()))?;
+    // A writer error explains a stopped merge better than the merge's own error.
+    let rg_sizes = written.map_err(|e| StoreError::parquet(&base_path, "writing the base", e))?;
+    merged.map_err(io_err(&spill_dir))?;
     summary.graphs = graphs.len() as u64;
 
     progress(&Progress {
@@ -342,12 +396,12 @@ fn run(
         quads: summary.parsed,
         elapsed: started.elapsed().as_secs_f64(),
     });
-    let base = Base::open(&base_path)?;
-    for (suffix, bytes) in sidecars::build_from_base(&base)?.files() {
+    let (dicts, parts) = collector.finish(&rg_sizes).map_err(io_err(&spill_dir))?;
+    for (suffix, bytes) in sidecars::Sidecars::new(dicts, parts).files() {
         let path = v1.join(format!("{BASE}{suffix}"));
         write_synced(&path, &bytes).map_err(io_err(&path))?;
     }
-    drop(base);
+    fs::remove_dir_all(&spill_dir).map_err(io_err(&spill_dir))?;
     let marker = v1.join(MARKER);
     write_synced(&marker, &epoch::encode(&EpochMarker::new(0))).map_err(io_err(&marker))?;
     summary.bytes = fs::metadata(&base_path).map_err(io_err(&base_path))?.len();

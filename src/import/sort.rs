@@ -26,6 +26,25 @@ pub fn encode_key(out: &mut Vec<u8>, tokens: [&[u8]; 4]) {
     }
 }
 
+/// Appends a key's four tokens to `cols` and returns their start offsets there.
+pub fn decode_key_into(key: &[u8], cols: &mut [Vec<u8>; 4]) -> [usize; 4] {
+    let starts = cols.each_ref().map(Vec::len);
+    let mut col = 0;
+    let mut rest = key;
+    while col < 4 {
+        // Copy up to the next 0x00, then read its escape or terminator.
+        let Some(z) = rest.iter().position(|&b| b == 0) else { break };
+        cols[col].extend_from_slice(&rest[..z]);
+        if rest.get(z + 1) == Some(&0xff) {
+            cols[col].push(0);
+        } else {
+            col += 1;
+        }
+        rest = rest.get(z + 2..).unwrap_or(&[]);
+    }
+    starts
+}
+
 /// Splits a key back into its four tokens.
 pub fn decode_key(key: &[u8]) -> [Vec<u8>; 4] {
     let mut out: [Vec<u8>; 4] = Default::default();
@@ -77,6 +96,14 @@ impl Sorter {
             self.spill()?;
         }
         Ok(())
+    }
+
+    /// Reserves room for about `bytes` of keys (capped by the budget), so the
+    /// arena does not grow by doubling and copying.
+    pub fn reserve(&mut self, bytes: usize) {
+        let bytes = bytes.min(self.budget);
+        self.arena.reserve(bytes);
+        self.index.reserve(bytes / 150);
     }
 
     pub fn spilled_runs(&self) -> usize {
@@ -182,6 +209,11 @@ mod tests {
         let mut by_tuple = rows.clone();
         by_tuple.sort();
         let decoded: Vec<[Vec<u8>; 4]> = by_key.iter().map(|k| decode_key(k)).collect();
+        for k in &by_key {
+            let mut cols: [Vec<u8>; 4] = Default::default();
+            decode_key_into(k, &mut cols);
+            assert_eq!(cols, decode_key(k));
+        }
         let expected: Vec<[Vec<u8>; 4]> = by_tuple.iter().map(|r| r.map(|t| t.to_vec())).collect();
         assert_eq!(decoded, expected);
     }

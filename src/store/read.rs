@@ -10,13 +10,14 @@
 //! so a stale sidecar can cost speed but never yields a wrong row.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use parquet::data_type::ByteArray;
 
 use super::base::Column;
 use super::open::Store;
 use super::StoreError;
+use crate::format::dict::Dict;
 use crate::format::term::{token_variants, Term};
 
 /// A quad pattern; `None` is a variable. `g: Some(Term::DefaultGraph)` is the
@@ -34,9 +35,6 @@ impl Pattern {
         [self.s.as_ref(), self.p.as_ref(), self.o.as_ref(), self.g.as_ref()]
     }
 }
-
-/// One matching row: the four cell tokens (s, p, o, g).
-pub type Row = [ByteArray; 4];
 
 /// What pruning did, for `--explain`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -83,14 +81,23 @@ impl std::fmt::Display for Explain {
 const NAMES: [&str; 4] = ["s", "p", "o", "g"];
 
 /// Decoded columns, least recently used evicted first, bounded in bytes.
+///
+/// With dictionaries a column is cached as u32 dictionary ids (4 bytes a
+/// cell), so a warm lookup compares integers; without them, as token bytes.
 pub struct ColumnCache {
     budget: usize,
     inner: Mutex<CacheInner>,
 }
 
+#[derive(Clone)]
+enum Cached {
+    Ids(Arc<Vec<u32>>),
+    Tokens(Column),
+}
+
 #[derive(Default)]
 struct CacheInner {
-    map: HashMap<(usize, usize), (Column, usize)>,
+    map: HashMap<(usize, usize), (Cached, usize)>,
     order: VecDeque<(usize, usize)>,
     used: usize,
 }
@@ -100,20 +107,20 @@ impl ColumnCache {
         ColumnCache { budget: budget_bytes, inner: Mutex::new(CacheInner::default()) }
     }
 
-    fn get(&self, store: &Store, rg: usize, col: usize, ex: &mut Explain) -> Result<Column, StoreError> {
-        let key = (rg, col);
-        {
-            let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((c, _)) = g.map.get(&key).cloned() {
-                g.order.retain(|k| *k != key);
-                g.order.push_back(key);
-                ex.cache_hits += 1;
-                return Ok(c);
+    fn lookup(&self, key: (usize, usize), ex: &mut Explain) -> Option<Cached> {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let hit = g.map.get(&key).map(|(c, _)| c.clone());
+        if hit.is_some() {
+            if let Some(pos) = g.order.iter().rposition(|k| *k == key) {
+                g.order.remove(pos);
             }
+            g.order.push_back(key);
+            ex.cache_hits += 1;
         }
-        ex.cache_misses += 1;
-        let c = store.base.read_column(rg, col)?;
-        let size = c.iter().map(|v| v.len() + 32).sum::<usize>() + 64;
+        hit
+    }
+
+    fn insert(&self, key: (usize, usize), value: Cached, size: usize) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         while g.used + size > self.budget {
             let Some(old) = g.order.pop_front() else { break };
@@ -121,12 +128,99 @@ impl ColumnCache {
                 g.used -= s;
             }
         }
-        if size <= self.budget {
-            g.map.insert(key, (c.clone(), size));
+        if size <= self.budget && g.map.insert(key, (value, size)).is_none() {
             g.order.push_back(key);
             g.used += size;
         }
+    }
+
+    fn tokens(&self, store: &Store, rg: usize, col: usize, ex: &mut Explain) -> Result<Column, StoreError> {
+        if let Some(Cached::Tokens(c)) = self.lookup((rg, col), ex) {
+            return Ok(c);
+        }
+        ex.cache_misses += 1;
+        let c = store.base.read_column(rg, col)?;
+        let size = c.iter().map(|v| v.len() + 40).sum::<usize>();
+        self.insert((rg, col), Cached::Tokens(c.clone()), size);
         Ok(c)
+    }
+
+    /// The column as dictionary ids. A cell the dictionary lacks means the
+    /// sidecar does not belong to this base: that is an error, never a guess.
+    fn ids(
+        &self,
+        store: &Store,
+        dict: &Dict,
+        rg: usize,
+        col: usize,
+        ex: &mut Explain,
+    ) -> Result<Arc<Vec<u32>>, StoreError> {
+        if let Some(Cached::Ids(c)) = self.lookup((rg, col), ex) {
+            return Ok(c);
+        }
+        ex.cache_misses += 1;
+        let tokens = store.base.read_column(rg, col)?;
+        let mut ids = Vec::with_capacity(tokens.len());
+        let mut last: Option<(&[u8], u32)> = None;
+        for (row, v) in tokens.iter().enumerate() {
+            let b = v.data();
+            // Sorted columns repeat a value in runs: skip the search then.
+            let id = match last {
+                Some((t, id)) if t == b => id,
+                _ => match dict.find(b) {
+                    Some(id) => id,
+                    None => {
+                        let path = store.base.path();
+                        return Err(StoreError::format(
+                            path,
+                            store.base.metadata().row_group(rg).column(col).byte_range().0,
+                            format!(
+                                "row group {rg} row {row}: {:?} is not in .{}.dict, so the sidecars do not belong to this base; rebuild them with `cottas-tui index`",
+                                String::from_utf8_lossy(b),
+                                NAMES[col]
+                            ),
+                        ));
+                    }
+                },
+            };
+            last = Some((b, id));
+            ids.push(id);
+        }
+        let ids = Arc::new(ids);
+        self.insert((rg, col), Cached::Ids(ids.clone()), 4 * ids.len() + 64);
+        Ok(ids)
+    }
+}
+
+/// Matching rows: dictionary ids when the store has dictionaries, else tokens.
+pub enum Rows<'a> {
+    Ids { dicts: [&'a Dict; 4], ids: Vec<[u32; 4]> },
+    Tokens(Vec<[ByteArray; 4]>),
+}
+
+impl<'a> Rows<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            Rows::Ids { ids, .. } => ids.len(),
+            Rows::Tokens(t) => t.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Row `i`'s four cell tokens.
+    pub fn get(&self, i: usize) -> [&[u8]; 4] {
+        match self {
+            Rows::Ids { dicts, ids } => std::array::from_fn(|c| dicts[c].token(ids[i][c] as usize)),
+            Rows::Tokens(t) => std::array::from_fn(|c| t[i][c].data()),
+        }
+    }
+    pub fn iter(&self) -> impl Iterator<Item = [&[u8]; 4]> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+    /// Owned copies, for tests and small results.
+    pub fn to_vecs(&self) -> Vec<[Vec<u8>; 4]> {
+        self.iter().map(|r| r.map(<[u8]>::to_vec)).collect()
     }
 }
 
@@ -139,14 +233,18 @@ struct Bound {
 
 impl Store {
     /// All rows matching `pat`, with the pruning figures.
-    pub fn quads_for_pattern(
-        &self,
+    pub fn quads_for_pattern<'a>(
+        &'a self,
         pat: &Pattern,
         cache: &ColumnCache,
-    ) -> Result<(Vec<Row>, Explain), StoreError> {
+    ) -> Result<(Rows<'a>, Explain), StoreError> {
         let n = self.base.num_row_groups();
         let mut ex = Explain { row_groups: n, ..Explain::default() };
         let sc = &self.sidecars;
+        let dicts: Option<[&Dict; 4]> = match &sc.dicts {
+            [Some(a), Some(b), Some(c), Some(d)] => Some([a, b, c, d]),
+            _ => None,
+        };
 
         let mut bound = Vec::new();
         for (col, term) in pat.bound().into_iter().enumerate() {
@@ -156,11 +254,85 @@ impl Store {
                 sc.dicts[col].as_ref().map(|d| tokens.iter().filter_map(|t| d.find(t)).collect::<Vec<u32>>());
             if ids.as_ref().is_some_and(|i| i.is_empty()) {
                 ex.absent_in_dict = Some(NAMES[col]);
-                return Ok((Vec::new(), ex));
+                let empty = match dicts {
+                    Some(d) => Rows::Ids { dicts: d, ids: Vec::new() },
+                    None => Rows::Tokens(Vec::new()),
+                };
+                return Ok((empty, ex));
             }
             bound.push(Bound { col, tokens, ids });
         }
+        let mut keep = self.prune(&bound, &mut ex);
+        let ids_of = |col: usize| bound.iter().find(|b| b.col == col).and_then(|b| b.ids.clone());
+        let s_range: Option<Vec<(u64, u64)>> = match (ids_of(0), &sc.s_offsets) {
+            (Some(ids), Some(so)) => Some(
+                ids.iter()
+                    .filter_map(|&i| so.ranges.get(i as usize).copied())
+                    .filter(|r| r.0 < r.1)
+                    .collect(),
+            ),
+            _ => None,
+        };
+        if let Some(ranges) = &s_range {
+            for (rg, k) in keep.iter_mut().enumerate() {
+                let (a, b) = (self.base.rg_start(rg), self.base.rg_start(rg) + self.base.rg_rows(rg) as u64);
+                if *k && !ranges.iter().any(|&(s, e)| s < b && a < e) {
+                    *k = false;
+                    ex.pruned_by_s_offsets += 1;
+                }
+            }
+        }
 
+        let mut id_rows: Vec<[u32; 4]> = Vec::new();
+        let mut tok_rows: Vec<[ByteArray; 4]> = Vec::new();
+        for rg in (0..n).filter(|&rg| keep[rg]) {
+            let rows = self.base.rg_rows(rg);
+            let start = self.base.rg_start(rg);
+            // Candidate local rows from the offsets sidecars, when they apply.
+            let mut cand: Option<Vec<u32>> = None;
+            if let Some(ranges) = &s_range {
+                let mut v = Vec::new();
+                for &(s, e) in ranges {
+                    let (a, b) = (s.max(start) - start, e.min(start + rows as u64).saturating_sub(start));
+                    v.extend(a as u32..b as u32);
+                }
+                if v.is_empty() {
+                    continue;
+                }
+                cand = Some(v);
+                ex.positions_from.push(".s.offsets");
+            }
+            if let (Some(ps), Some(po)) = (ids_of(1), &sc.p_offsets) {
+                let mut v: Vec<u32> =
+                    ps.iter().flat_map(|&p| po.rows_of(rg as u32, p).iter().copied()).collect();
+                if ps.len() > 1 {
+                    v.sort_unstable();
+                }
+                cand = Some(match cand {
+                    Some(c) => intersect(&c, &v),
+                    None => v,
+                });
+                ex.positions_from.push(".p.offsets");
+            }
+            ex.decoded_row_groups += 1;
+            match dicts {
+                Some(d) => self.probe_ids(rg, rows, cand, &bound, d, cache, &mut ex, &mut id_rows)?,
+                None => self.probe_tokens(rg, rows, cand, &bound, cache, &mut ex, &mut tok_rows)?,
+            }
+        }
+        let out = match dicts {
+            Some(d) => Rows::Ids { dicts: d, ids: id_rows },
+            None => Rows::Tokens(tok_rows),
+        };
+        ex.rows_matched = out.len();
+        Ok((out, ex))
+    }
+
+    /// Which row groups may hold matches: presence and po.presence with
+    /// dictionaries, Parquet statistics and bloom filters without.
+    fn prune(&self, bound: &[Bound], ex: &mut Explain) -> Vec<bool> {
+        let n = self.base.num_row_groups();
+        let sc = &self.sidecars;
         let mut keep = vec![true; n];
         let prune = |keep: &mut Vec<bool>, counter: &mut usize, test: &dyn Fn(usize) -> bool| {
             for (rg, k) in keep.iter_mut().enumerate() {
@@ -170,7 +342,7 @@ impl Store {
                 }
             }
         };
-        for b in &bound {
+        for b in bound {
             match (&b.ids, &sc.presence[b.col]) {
                 (Some(ids), Some(pr)) => prune(&mut keep, &mut ex.pruned_by_presence, &|rg| {
                     ids.iter().any(|&id| pr.get(rg as u32, id))
@@ -193,84 +365,120 @@ impl Store {
                 }
             }
         }
-        let ids_of = |col: usize| bound.iter().find(|b| b.col == col).and_then(|b| b.ids.clone());
+        let ids_of = |col: usize| bound.iter().find(|b| b.col == col).and_then(|b| b.ids.as_ref());
         if let (Some(ps), Some(os), Some(po)) = (ids_of(1), ids_of(2), &sc.po_presence) {
             prune(&mut keep, &mut ex.pruned_by_po_presence, &|rg| {
                 ps.iter().any(|&p| os.iter().any(|&o| po.contains(rg as u32, p, o)))
             });
         }
-        // A bound subject's global row range (its ids' ranges, merged).
-        let s_range: Option<Vec<(u64, u64)>> = match (ids_of(0), &sc.s_offsets) {
-            (Some(ids), Some(so)) => Some(
-                ids.iter()
-                    .filter_map(|&i| so.ranges.get(i as usize).copied())
-                    .filter(|r| r.0 < r.1)
-                    .collect(),
-            ),
-            _ => None,
-        };
-        if let Some(ranges) = &s_range {
-            prune(&mut keep, &mut ex.pruned_by_s_offsets, &|rg| {
-                let (a, b) = (self.base.rg_start(rg), self.base.rg_start(rg) + self.base.rg_rows(rg) as u64);
-                ranges.iter().any(|&(s, e)| s < b && a < e)
-            });
-        }
+        keep
+    }
 
-        let mut out = Vec::new();
-        for rg in (0..n).filter(|&rg| keep[rg]) {
-            ex.decoded_row_groups += 1;
-            let rows = self.base.rg_rows(rg);
-            let start = self.base.rg_start(rg);
-            // Candidate local rows: from the offsets sidecars when they apply.
-            let mut cand: Option<Vec<u32>> = None;
-            if let Some(ranges) = &s_range {
-                let mut v = Vec::new();
-                for &(s, e) in ranges {
-                    let (a, b) = (s.max(start) - start, e.min(start + rows as u64).saturating_sub(start));
-                    v.extend(a as u32..b as u32);
-                }
-                cand = Some(v);
-                ex.positions_from.push(".s.offsets");
+    #[allow(clippy::too_many_arguments)]
+    fn probe_ids(
+        &self,
+        rg: usize,
+        rows: usize,
+        cand: Option<Vec<u32>>,
+        bound: &[Bound],
+        dicts: [&Dict; 4],
+        cache: &ColumnCache,
+        ex: &mut Explain,
+        out: &mut Vec<[u32; 4]>,
+    ) -> Result<(), StoreError> {
+        // Filter on the bound columns first; fetch the rest only for matches.
+        let mut cols: [Option<Arc<Vec<u32>>>; 4] = Default::default();
+        let mut rows_at: Vec<u32> = match cand {
+            Some(c) => c.into_iter().filter(|&r| (r as usize) < rows).collect(),
+            None => {
+                let Some(first) = bound.first() else {
+                    // No bound term: every row.
+                    for (c, slot) in cols.iter_mut().enumerate() {
+                        *slot = Some(cache.ids(self, dicts[c], rg, c, ex)?);
+                    }
+                    ex.rows_probed += rows;
+                    let [s, p, o, g] = cols.map(|c| c.unwrap_or_default());
+                    out.extend((0..rows).map(|r| [s[r], p[r], o[r], g[r]]));
+                    return Ok(());
+                };
+                let col = cache.ids(self, dicts[first.col], rg, first.col, ex)?;
+                let want = first.ids.as_deref().unwrap_or(&[]);
+                ex.rows_probed += rows;
+                let hits = match want {
+                    [one] => {
+                        col.iter().enumerate().filter(|(_, &v)| v == *one).map(|(r, _)| r as u32).collect()
+                    }
+                    many => col
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, v)| many.contains(v))
+                        .map(|(r, _)| r as u32)
+                        .collect(),
+                };
+                cols[first.col] = Some(col);
+                hits
             }
-            if let (Some(ps), Some(po)) = (ids_of(1), &sc.p_offsets) {
-                let mut v: Vec<u32> =
-                    ps.iter().flat_map(|&p| po.rows_of(rg as u32, p).iter().copied()).collect();
-                v.sort_unstable();
-                cand = Some(match cand {
-                    Some(c) => intersect(&c, &v),
-                    None => v,
-                });
-                ex.positions_from.push(".p.offsets");
-            }
-            let columns: Vec<Column> =
-                (0..4).map(|c| cache.get(self, rg, c, &mut ex)).collect::<Result<_, _>>()?;
-            let matches = |r: usize| {
-                bound.iter().all(|b| {
-                    let cell = columns[b.col][r].data();
-                    b.tokens.iter().any(|t| t.as_slice() == cell)
-                })
-            };
-            let mut push = |r: usize, ex: &mut Explain| {
-                ex.rows_probed += 1;
-                if matches(r) {
-                    out.push([
-                        columns[0][r].clone(),
-                        columns[1][r].clone(),
-                        columns[2][r].clone(),
-                        columns[3][r].clone(),
-                    ]);
+        };
+        for b in bound {
+            let want = b.ids.as_deref().unwrap_or(&[]);
+            let col = match &cols[b.col] {
+                Some(c) => c.clone(),
+                None => {
+                    let c = cache.ids(self, dicts[b.col], rg, b.col, ex)?;
+                    cols[b.col] = Some(c.clone());
+                    c
                 }
             };
-            match cand {
-                Some(rows_at) => rows_at
-                    .into_iter()
-                    .filter(|&r| (r as usize) < rows)
-                    .for_each(|r| push(r as usize, &mut ex)),
-                None => (0..rows).for_each(|r| push(r, &mut ex)),
+            ex.rows_probed += rows_at.len();
+            rows_at.retain(|&r| want.contains(&col[r as usize]));
+        }
+        if rows_at.is_empty() {
+            return Ok(());
+        }
+        for (c, slot) in cols.iter_mut().enumerate() {
+            if slot.is_none() {
+                *slot = Some(cache.ids(self, dicts[c], rg, c, ex)?);
             }
         }
-        ex.rows_matched = out.len();
-        Ok((out, ex))
+        let [s, p, o, g] = cols.map(|c| c.unwrap_or_default());
+        out.extend(rows_at.into_iter().map(|r| r as usize).map(|r| [s[r], p[r], o[r], g[r]]));
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn probe_tokens(
+        &self,
+        rg: usize,
+        rows: usize,
+        cand: Option<Vec<u32>>,
+        bound: &[Bound],
+        cache: &ColumnCache,
+        ex: &mut Explain,
+        out: &mut Vec<[ByteArray; 4]>,
+    ) -> Result<(), StoreError> {
+        let columns: Vec<Column> = (0..4).map(|c| cache.tokens(self, rg, c, ex)).collect::<Result<_, _>>()?;
+        let matches = |r: usize| {
+            bound.iter().all(|b| {
+                let cell = columns[b.col][r].data();
+                b.tokens.iter().any(|t| t.as_slice() == cell)
+            })
+        };
+        let rows_at: Box<dyn Iterator<Item = usize>> = match cand {
+            Some(c) => Box::new(c.into_iter().map(|r| r as usize).filter(move |&r| r < rows)),
+            None => Box::new(0..rows),
+        };
+        for r in rows_at {
+            ex.rows_probed += 1;
+            if matches(r) {
+                out.push([
+                    columns[0][r].clone(),
+                    columns[1][r].clone(),
+                    columns[2][r].clone(),
+                    columns[3][r].clone(),
+                ]);
+            }
+        }
+        Ok(())
     }
 }
 

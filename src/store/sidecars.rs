@@ -81,8 +81,22 @@ pub struct Accumulator<'d> {
 
 impl<'d> Accumulator<'d> {
     pub fn new(dicts: &'d [Dict; 4], num_rgs: u32) -> Self {
-        let ids =
-            dicts.iter().map(|d| d.tokens().enumerate().map(|(i, t)| (t, i as u32)).collect()).collect();
+        Self::with_token_maps(dicts, num_rgs, true)
+    }
+
+    /// `token_maps: false` skips the token → id maps, for callers that only
+    /// use [`Accumulator::add_row_group_ids`].
+    pub fn with_token_maps(dicts: &'d [Dict; 4], num_rgs: u32, token_maps: bool) -> Self {
+        let ids = dicts
+            .iter()
+            .map(|d| {
+                if token_maps {
+                    d.tokens().enumerate().map(|(i, t)| (t, i as u32)).collect()
+                } else {
+                    HashMap::new()
+                }
+            })
+            .collect();
         let sizes = dicts.each_ref().map(|d| d.len() as u32);
         Accumulator {
             ids,
@@ -98,6 +112,36 @@ impl<'d> Accumulator<'d> {
         }
     }
 
+    /// Adds the next row group given as dictionary ids (s, p, o, g).
+    pub fn add_row_group_ids(&mut self, rows: &[[u32; 4]]) {
+        let rg = self.rg;
+        for (local, rid) in rows.iter().enumerate() {
+            self.add_row(rg, local, *rid);
+        }
+        let g = &mut self.po_groups[rg];
+        g.sort_unstable();
+        g.dedup();
+        self.rg += 1;
+    }
+
+    fn add_row(&mut self, rg: usize, local: usize, rid: [u32; 4]) {
+        for (c, p) in self.presence.iter_mut().enumerate() {
+            p.set(rg as u32, rid[c]);
+        }
+        self.p_cells[rg * self.n_p as usize + rid[1] as usize].push(local as u32);
+        self.po_groups[rg].push(pair(rid[1], rid[2]));
+        // A subject's range is its last contiguous run (the writer's semantics).
+        match self.current {
+            Some((s, _)) if s == rid[0] => {}
+            Some((s, run_start)) => {
+                self.ranges[s as usize] = (run_start, self.global);
+                self.current = Some((rid[0], self.global));
+            }
+            None => self.current = Some((rid[0], self.global)),
+        }
+        self.global += 1;
+    }
+
     /// Adds the next row group. Every token must be in its column's dictionary.
     pub fn add_row_group<T: AsRef<[u8]>>(&mut self, columns: [&[T]; 4]) {
         let rg = self.rg;
@@ -106,21 +150,7 @@ impl<'d> Accumulator<'d> {
         for (local, ((s, p), (o, g))) in cells.enumerate() {
             let cell = [s.as_ref(), p.as_ref(), o.as_ref(), g.as_ref()];
             let rid: [u32; 4] = std::array::from_fn(|c| self.ids[c][cell[c]]);
-            for (c, p) in self.presence.iter_mut().enumerate() {
-                p.set(rg as u32, rid[c]);
-            }
-            self.p_cells[rg * self.n_p as usize + rid[1] as usize].push(local as u32);
-            self.po_groups[rg].push(pair(rid[1], rid[2]));
-            // A subject's range is its last contiguous run (the writer's semantics).
-            match self.current {
-                Some((s, _)) if s == rid[0] => {}
-                Some((s, run_start)) => {
-                    self.ranges[s as usize] = (run_start, self.global);
-                    self.current = Some((rid[0], self.global));
-                }
-                None => self.current = Some((rid[0], self.global)),
-            }
-            self.global += 1;
+            self.add_row(rg, local, rid);
         }
         let g = &mut self.po_groups[rg];
         g.sort_unstable();
