@@ -4,7 +4,7 @@
 //! boundaries, so this one builder serves import, compaction, `index`, and
 //! `verify --deep` (which rebuilds in memory and compares byte for byte).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::format::dict::{self, Dict};
 use crate::format::p_offsets::{self, POffsets};
@@ -221,7 +221,7 @@ pub fn build<T: AsRef<[u8]>>(rows: &[[T; 4]], rg_sizes: &[usize]) -> Sidecars {
 #[cfg(feature = "full")]
 pub fn build_from_base(base: &super::base::Base) -> Result<Sidecars, super::StoreError> {
     let n = base.num_row_groups();
-    let mut distinct: [HashSet<Vec<u8>>; 4] = Default::default();
+    let mut distinct: [std::collections::HashSet<Vec<u8>>; 4] = Default::default();
     for rg in 0..n {
         for (c, set) in distinct.iter_mut().enumerate() {
             let col = base.read_column(rg, c)?;
