@@ -5,4 +5,6 @@ pub mod format;
 pub mod import;
 #[cfg(feature = "full")]
 pub mod inspect;
+#[cfg(feature = "full")]
+pub mod sparql;
 pub mod store;

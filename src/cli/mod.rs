@@ -9,6 +9,7 @@
 pub mod dump;
 pub mod hexview;
 pub mod inventory;
+pub mod query;
 pub mod store_cmds;
 
 use std::io::Write;
@@ -18,7 +19,12 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "cottas-tui", version, about = "Inspect, verify and operate COTTAS RDF stores on disk")]
+#[command(
+    name = "cottas-tui",
+    version,
+    about = "Inspect, verify and operate COTTAS RDF stores on disk",
+    after_help = "`cottas-tui --batch DIR [query options]` is the same as `cottas-tui query DIR`."
+)]
 pub struct Cli {
     /// A chunk dir, version dir or store file to inspect; without one, the demo store.
     pub path: Option<PathBuf>,
@@ -38,6 +44,8 @@ pub enum Command {
     Index(store_cmds::IndexArgs),
     /// Print the quads matching a pattern, through the sidecar-driven read path.
     Lookup(store_cmds::LookupArgs),
+    /// Run SPARQL queries over base ⊕ delta (exit 1 on a query error).
+    Query(query::QueryArgs),
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -85,9 +93,15 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Bad data in the input (as opposed to bad arguments or an unreadable store).
+/// Bad data in the input or a failing query (as opposed to bad arguments or
+/// an unreadable store): exit 1.
 fn is_bad_input(e: &anyhow::Error) -> bool {
+    use crate::sparql::run::QueryError;
     matches!(e.downcast_ref::<crate::import::ImportError>(), Some(crate::import::ImportError::Syntax { .. }))
+        || matches!(
+            e.downcast_ref::<QueryError>(),
+            Some(QueryError::Syntax(_) | QueryError::Evaluation(_) | QueryError::Timeout(_))
+        )
 }
 
 fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
@@ -97,6 +111,7 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
         (Some(Command::Import(args)), _) => store_cmds::run_import(&args, out),
         (Some(Command::Index(args)), _) => store_cmds::run_index(&args, out),
         (Some(Command::Lookup(args)), _) => store_cmds::run_lookup(&args, out),
+        (Some(Command::Query(args)), _) => query::run(&args, out),
         (None, Some(path)) => inventory::run(&path, out),
         (None, None) => inventory::demo(&inventory::DemoArgs::default(), out),
     }
@@ -104,7 +119,11 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
 
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    // `--batch DIR …` is the scripted spelling of `query DIR …`.
+    let args = std::env::args_os()
+        .enumerate()
+        .map(|(i, a)| if i == 1 && a == "--batch" { "query".into() } else { a });
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

@@ -8,6 +8,8 @@ pub mod base;
 #[cfg(feature = "full")]
 pub mod base_writer;
 #[cfg(feature = "full")]
+pub mod delta;
+#[cfg(feature = "full")]
 pub mod demo;
 #[cfg(feature = "full")]
 pub mod error;

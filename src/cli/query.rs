@@ -1,0 +1,88 @@
+//! `cottas-tui query TARGET` (also `cottas-tui --batch TARGET`): SPARQL for
+//! scripts. stdout carries only results; diagnostics go to stderr.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
+use crate::store::delta::Overlay;
+use crate::store::open::Store;
+use crate::store::read::ColumnCache;
+
+#[derive(clap::Args, Debug)]
+pub struct QueryArgs {
+    /// A chunk dir (base ⊕ its delta log), a version dir or a data.cottas.
+    pub target: PathBuf,
+    /// A query; repeat to run several in order.
+    #[arg(short = 'e', long = "execute", value_name = "QUERY")]
+    pub queries: Vec<String>,
+    /// Read a query from a file; repeatable. Without -e or -f, stdin.
+    #[arg(short, long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Result format (default: table on a terminal, TSV otherwise; N-Triples for graphs).
+    #[arg(long, value_enum)]
+    pub format: Option<OutputFormat>,
+    /// Print the query plan and the read path's pruning figures to stderr.
+    #[arg(long)]
+    pub explain: bool,
+    /// Give up on a query after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Make the default graph the union of all graphs.
+    #[arg(long)]
+    pub union_default_graph: bool,
+}
+
+pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let mut texts: Vec<String> = args.queries.clone();
+    for f in &args.files {
+        texts.push(std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?);
+    }
+    if texts.is_empty() {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("reading the query from stdin")?;
+        texts.push(s);
+    }
+    let store = Store::open(&args.target)?;
+    let cache = ColumnCache::new(512 << 20);
+    let overlay = Overlay::load(&store, &cache)?;
+    if let Some((off, len, why)) = overlay.leftover {
+        eprintln!(
+            "cottas-tui: note: {} has {len} bytes at offset {off} that are not a committed batch ({}); they are ignored",
+            store.layout.log.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+            why.as_str()
+        );
+    }
+    let opts = QueryOptions {
+        format: args.format,
+        tty: std::io::stdout().is_terminal(),
+        union_default_graph: args.union_default_graph,
+        timeout: args.timeout.map(Duration::from_secs_f64),
+        explain: args.explain,
+    };
+    for (i, text) in texts.iter().enumerate() {
+        if i > 0 && opts.format.is_none() && opts.tty {
+            writeln!(out)?;
+        }
+        let t = Instant::now();
+        let summary = run_query(&store, &overlay, &cache, text, &opts, out)?;
+        out.flush()?;
+        if args.explain {
+            eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());
+            eprintln!(
+                "delta: {} visible batches, {} shadowed by the epoch marker",
+                overlay.batches_visible, overlay.batches_shadowed
+            );
+            if let Some(plan) = &summary.plan {
+                eprintln!("plan: {plan}");
+            }
+            eprintln!("{}", summary.explain);
+            eprintln!("{} results in {:.3} ms", summary.rows, t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

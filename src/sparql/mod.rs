@@ -1,0 +1,6 @@
+//! SPARQL 1.1 over base ⊕ delta: spargebra parses, spareval evaluates over
+//! [`dataset::StoreDataset`], sparesults and oxttl write the results.
+
+pub mod dataset;
+pub mod run;
+pub mod terms;

@@ -1,0 +1,288 @@
+//! Running one SPARQL query against a store and writing its results.
+//!
+//! Shared by `cottas-tui query` / `--batch` and, later, the TUI's query view.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::io::{self, Write};
+use std::time::Duration;
+
+use oxrdf::{GraphName, Term, Variable};
+use oxttl::{NQuadsSerializer, NTriplesSerializer, TurtleSerializer};
+use sparesults::{QueryResultsFormat, QueryResultsSerializer};
+use spareval::{CancellationToken, QueryEvaluator, QueryResults};
+use spargebra::SparqlParser;
+
+use super::dataset::StoreDataset;
+use crate::store::delta::Overlay;
+use crate::store::open::Store;
+use crate::store::read::{ColumnCache, Explain};
+use crate::store::StoreError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Json,
+    Xml,
+    Csv,
+    Tsv,
+    /// Aligned text columns (the default on a terminal).
+    Table,
+    #[value(name = "ntriples", alias = "nt")]
+    NTriples,
+    #[value(name = "nquads", alias = "nq")]
+    NQuads,
+    #[value(name = "turtle", alias = "ttl")]
+    Turtle,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct QueryOptions {
+    /// `None`: the table on a terminal, TSV (or N-Triples for graphs) otherwise.
+    pub format: Option<OutputFormat>,
+    pub tty: bool,
+    pub union_default_graph: bool,
+    pub timeout: Option<Duration>,
+    pub explain: bool,
+}
+
+#[derive(Debug)]
+pub enum QueryError {
+    /// The query text does not parse; the message names line:column.
+    Syntax(String),
+    /// The query parsed but could not be evaluated or answered in that format.
+    Evaluation(String),
+    Timeout(Duration),
+    Store(StoreError),
+    Io(io::Error),
+}
+
+impl fmt::Display for QueryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QueryError::Syntax(m) => write!(f, "query syntax: {m}"),
+            QueryError::Evaluation(m) => write!(f, "query evaluation: {m}"),
+            QueryError::Timeout(d) => write!(f, "query timed out after {:.1}s", d.as_secs_f64()),
+            QueryError::Store(e) => write!(f, "{e}"),
+            QueryError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for QueryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            QueryError::Io(e) => Some(e),
+            QueryError::Store(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for QueryError {
+    fn from(e: io::Error) -> Self {
+        QueryError::Io(e)
+    }
+}
+
+/// What a query produced, for the caller's status line.
+#[derive(Debug, Default)]
+pub struct QuerySummary {
+    pub rows: usize,
+    pub explain: Explain,
+    pub plan: Option<String>,
+}
+
+/// Parses, evaluates and writes one query.
+pub fn run_query(
+    store: &Store,
+    overlay: &Overlay,
+    cache: &ColumnCache,
+    text: &str,
+    opts: &QueryOptions,
+    out: &mut dyn Write,
+) -> Result<QuerySummary, QueryError> {
+    let query = SparqlParser::new().parse_query(text).map_err(|e| QueryError::Syntax(e.to_string()))?;
+    let explain = RefCell::new(Explain::default());
+    let dataset = StoreDataset { store, overlay, cache, explain: &explain };
+    let token = CancellationToken::new();
+    let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
+    let timer = opts.timeout.map(|d| {
+        let t = token.clone();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let h = std::thread::spawn(move || {
+            if rx.recv_timeout(d).is_err() {
+                t.cancel();
+            }
+        });
+        (tx, h)
+    });
+    let mut prepared = evaluator.prepare(&query);
+    if opts.union_default_graph {
+        // spareval's own "union" covers the named graphs only; ours is every
+        // graph, the default one included.
+        let mut graphs = vec![GraphName::DefaultGraph];
+        for g in dataset.named_graphs().map_err(QueryError::Store)? {
+            match g {
+                Term::NamedNode(n) => graphs.push(n.into()),
+                Term::BlankNode(b) => graphs.push(b.into()),
+                _ => {}
+            }
+        }
+        prepared.dataset_mut().set_default_graph(graphs);
+    }
+    let (results, plan) = if opts.explain {
+        let (r, e) = prepared.explain(dataset);
+        let mut buf = Vec::new();
+        e.write_in_json(&mut buf)?;
+        (r, Some(String::from_utf8_lossy(&buf).into_owned()))
+    } else {
+        (prepared.execute(dataset), None)
+    };
+    let cancelled = || token.is_cancelled();
+    let map_eval = |e: spareval::QueryEvaluationError| {
+        if cancelled() {
+            QueryError::Timeout(opts.timeout.unwrap_or_default())
+        } else {
+            QueryError::Evaluation(e.to_string())
+        }
+    };
+    let results = results.map_err(map_eval)?;
+    let rows = write_results(results, opts, out, &map_eval)?;
+    if let Some((tx, h)) = timer {
+        let _ = tx.send(());
+        let _ = h.join();
+    }
+    let explain = explain.into_inner();
+    Ok(QuerySummary { rows, explain, plan })
+}
+
+fn write_results(
+    results: QueryResults<'_>,
+    opts: &QueryOptions,
+    out: &mut dyn Write,
+    map_eval: &dyn Fn(spareval::QueryEvaluationError) -> QueryError,
+) -> Result<usize, QueryError> {
+    let tabular = |f: OutputFormat| match f {
+        OutputFormat::Json => Some(QueryResultsFormat::Json),
+        OutputFormat::Xml => Some(QueryResultsFormat::Xml),
+        OutputFormat::Csv => Some(QueryResultsFormat::Csv),
+        OutputFormat::Tsv => Some(QueryResultsFormat::Tsv),
+        _ => None,
+    };
+    match results {
+        QueryResults::Boolean(b) => {
+            let f = opts.format.unwrap_or(if opts.tty { OutputFormat::Table } else { OutputFormat::Tsv });
+            match (f, tabular(f)) {
+                (_, Some(rf)) => {
+                    QueryResultsSerializer::from_format(rf).serialize_boolean_to_writer(&mut *out, b)?;
+                    // One result per line, so several queries in a batch stay apart.
+                    writeln!(out)?;
+                }
+                (OutputFormat::Table, None) => writeln!(out, "{b}")?,
+                (other, None) => {
+                    return Err(QueryError::Evaluation(format!(
+                        "an ASK result cannot be written as {other:?}"
+                    )))
+                }
+            }
+            Ok(1)
+        }
+        QueryResults::Solutions(solutions) => {
+            let vars: Vec<Variable> = solutions.variables().to_vec();
+            let f = opts.format.unwrap_or(if opts.tty { OutputFormat::Table } else { OutputFormat::Tsv });
+            let mut n = 0;
+            match (f, tabular(f)) {
+                (_, Some(rf)) => {
+                    let mut ser = QueryResultsSerializer::from_format(rf)
+                        .serialize_solutions_to_writer(&mut *out, vars)?;
+                    for s in solutions {
+                        let s = s.map_err(map_eval)?;
+                        ser.serialize(s.iter())?;
+                        n += 1;
+                    }
+                    ser.finish()?;
+                    if matches!(rf, QueryResultsFormat::Json | QueryResultsFormat::Xml) {
+                        writeln!(out)?;
+                    }
+                }
+                (OutputFormat::Table, None) => {
+                    let mut rows: Vec<Vec<String>> = Vec::new();
+                    for s in solutions {
+                        let s = s.map_err(map_eval)?;
+                        rows.push(
+                            vars.iter().map(|v| s.get(v).map(Term::to_string).unwrap_or_default()).collect(),
+                        );
+                    }
+                    n = rows.len();
+                    write_table(out, &vars, &rows)?;
+                }
+                (other, None) => {
+                    return Err(QueryError::Evaluation(format!(
+                        "SELECT results cannot be written as {other:?}; use json, xml, csv, tsv or table"
+                    )))
+                }
+            }
+            Ok(n)
+        }
+        QueryResults::Graph(triples) => {
+            let f = opts.format.unwrap_or(OutputFormat::NTriples);
+            let mut n = 0;
+            match f {
+                OutputFormat::NTriples | OutputFormat::Table => {
+                    let mut w = NTriplesSerializer::new().for_writer(&mut *out);
+                    for t in triples {
+                        w.serialize_triple(&t.map_err(map_eval)?)?;
+                        n += 1;
+                    }
+                    w.finish();
+                }
+                OutputFormat::NQuads => {
+                    let mut w = NQuadsSerializer::new().for_writer(&mut *out);
+                    for t in triples {
+                        w.serialize_quad(&t.map_err(map_eval)?.in_graph(GraphName::DefaultGraph))?;
+                        n += 1;
+                    }
+                    w.finish();
+                }
+                OutputFormat::Turtle => {
+                    let mut w = TurtleSerializer::new().for_writer(&mut *out);
+                    for t in triples {
+                        w.serialize_triple(&t.map_err(map_eval)?)?;
+                        n += 1;
+                    }
+                    w.finish()?;
+                }
+                other => {
+                    return Err(QueryError::Evaluation(format!(
+                        "CONSTRUCT/DESCRIBE results cannot be written as {other:?}; use ntriples, nquads or turtle"
+                    )))
+                }
+            }
+            Ok(n)
+        }
+    }
+}
+
+fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>]) -> io::Result<()> {
+    let width = |s: &str| s.chars().count();
+    let mut w: Vec<usize> = vars.iter().map(|v| width(v.as_str()) + 1).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(width(c));
+        }
+    }
+    let line = |cells: Vec<String>| -> String {
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:<width$}", width = w[i]))
+            .collect::<Vec<_>>()
+            .join(" │ ")
+    };
+    writeln!(out, "{}", line(vars.iter().map(|v| format!("?{}", v.as_str())).collect()).trim_end())?;
+    writeln!(out, "{}", w.iter().map(|&n| "─".repeat(n)).collect::<Vec<_>>().join("─┼─"))?;
+    for r in rows {
+        writeln!(out, "{}", line(r.clone()).trim_end())?;
+    }
+    writeln!(out, "({} row{})", rows.len(), if rows.len() == 1 { "" } else { "s" })
+}

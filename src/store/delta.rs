@@ -1,0 +1,181 @@
+//! The delta overlay: the visible part of `data.deltalog`, merged on read over
+//! the immutable base (docs/format.md §9 "Replay").
+//!
+//! Visible batches are those with db_epoch above the version's compacted
+//! epoch (all of them without a marker). They fold, in file order, into one
+//! state per graph: a cleared flag plus added and removed quad sets. The view
+//! of a graph is `(cleared ? ∅ : base − removed) ∪ added`. Added quads are
+//! indexed by subject, predicate and object, so a lookup never scans the log.
+//! Quads are keyed by their canonical (pycottas-rendered) tokens.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::open::Store;
+use super::read::{ColumnCache, Pattern};
+use super::StoreError;
+use crate::format::deltalog::{self, Detail, Entry, StopReason};
+use crate::format::term::{self, Escaping, Term};
+
+/// Four canonical tokens: s, p, o, g (`DEFAULT` for the default graph).
+pub type Key = [String; 4];
+
+#[derive(Default, Debug)]
+pub struct GraphDelta {
+    pub cleared: bool,
+    pub added: BTreeSet<Key>,
+    pub removed: BTreeSet<Key>,
+    by_s: HashMap<String, BTreeSet<Key>>,
+    by_p: HashMap<String, BTreeSet<Key>>,
+    by_o: HashMap<String, BTreeSet<Key>>,
+}
+
+impl GraphDelta {
+    fn add(&mut self, k: Key) {
+        self.removed.remove(&k);
+        self.index(&k, true);
+        self.added.insert(k);
+    }
+    fn remove(&mut self, k: Key) {
+        if self.added.remove(&k) {
+            self.index(&k, false);
+        }
+        self.removed.insert(k);
+    }
+    fn clear(&mut self) {
+        *self = GraphDelta { cleared: true, ..GraphDelta::default() };
+    }
+    fn index(&mut self, k: &Key, insert: bool) {
+        for (map, tok) in [(&mut self.by_s, &k[0]), (&mut self.by_p, &k[1]), (&mut self.by_o, &k[2])] {
+            if insert {
+                map.entry(tok.clone()).or_default().insert(k.clone());
+            } else if let Some(set) = map.get_mut(tok) {
+                set.remove(k);
+            }
+        }
+    }
+    /// Added quads matching the bound tokens, through the smallest index.
+    pub fn added_matching<'a>(&'a self, s: Option<&str>, p: Option<&str>, o: Option<&str>) -> Vec<&'a Key> {
+        let pick = [(s, &self.by_s), (p, &self.by_p), (o, &self.by_o)]
+            .into_iter()
+            .filter_map(|(t, m)| t.map(|t| m.get(t).map_or(0, BTreeSet::len)).map(|n| (n, t, m)))
+            .min_by_key(|x| x.0);
+        let candidates: Box<dyn Iterator<Item = &Key>> = match pick {
+            Some((_, Some(t), m)) => match m.get(t) {
+                Some(set) => Box::new(set.iter()),
+                None => Box::new(std::iter::empty()),
+            },
+            _ => Box::new(self.added.iter()),
+        };
+        candidates
+            .filter(|k| {
+                s.is_none_or(|t| k[0] == t) && p.is_none_or(|t| k[1] == t) && o.is_none_or(|t| k[2] == t)
+            })
+            .collect()
+    }
+}
+
+#[derive(Default, Debug)]
+pub struct Overlay {
+    /// By the canonical graph token (`DEFAULT` or `<iri>`).
+    pub graphs: HashMap<String, GraphDelta>,
+    pub batches_visible: usize,
+    pub batches_shadowed: usize,
+    pub leftover: Option<(u64, u64, StopReason)>,
+}
+
+fn canonical(t: &Term) -> String {
+    term::render(t, Escaping::Pycottas)
+}
+
+/// A token in the pycottas rendering, whichever producer wrote it.
+pub fn canonical_token(token: &[u8]) -> Option<String> {
+    let s = std::str::from_utf8(token).ok()?;
+    term::parse_token(s).ok().map(|t| canonical(&t))
+}
+
+fn graph_key(g: &Option<String>) -> String {
+    match g {
+        None => term::DEFAULT_GRAPH.to_string(),
+        Some(iri) => canonical(&Term::Iri(iri.clone())),
+    }
+}
+
+impl Overlay {
+    /// Reads the store's log (if its view has one) and folds the visible batches.
+    pub fn load(store: &Store, cache: &ColumnCache) -> Result<Overlay, StoreError> {
+        let mut ov = Overlay::default();
+        let Some(path) = &store.layout.log else { return Ok(ov) };
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ov),
+            Err(e) => return Err(StoreError::io(path, e)),
+        };
+        let log = deltalog::decode_with(&bytes, Detail::None)
+            .result
+            .map_err(|e| StoreError::from_format(path, &e))?;
+        if log.leftover.reason != StopReason::CleanEnd {
+            ov.leftover = Some((log.leftover.offset, log.leftover.len, log.leftover.reason));
+        }
+        let marker = store.marker.map(|m| m.epoch);
+        for frame in &log.batches {
+            if marker.is_some_and(|ce| frame.batch.epoch <= ce) {
+                ov.batches_shadowed += 1;
+                continue;
+            }
+            ov.batches_visible += 1;
+            for e in &frame.batch.entries {
+                ov.apply(e);
+            }
+        }
+        ov.drop_added_already_in_base(store, cache)?;
+        Ok(ov)
+    }
+
+    fn apply(&mut self, e: &Entry) {
+        match e {
+            Entry::Add(q) | Entry::Remove(q) => {
+                let terms = q.to_terms();
+                let key: Key = std::array::from_fn(|c| canonical(&terms[c]));
+                let g = self.graphs.entry(key[3].clone()).or_default();
+                if matches!(e, Entry::Add(_)) {
+                    g.add(key)
+                } else {
+                    g.remove(key)
+                }
+            }
+            Entry::Clear(g) => self.graphs.entry(graph_key(g)).or_default().clear(),
+            Entry::Drop(g) => self.graphs.entry(graph_key(&Some(g.clone()))).or_default().clear(),
+            Entry::Create(g) => {
+                self.graphs.entry(graph_key(&Some(g.clone()))).or_default();
+            }
+        }
+    }
+
+    /// An added quad the base already has (in a graph not cleared) is seen
+    /// through the base; keeping it in `added` would show it twice.
+    fn drop_added_already_in_base(&mut self, store: &Store, cache: &ColumnCache) -> Result<(), StoreError> {
+        for g in self.graphs.values_mut() {
+            if g.cleared || g.added.is_empty() {
+                continue;
+            }
+            let mut in_base = Vec::new();
+            for k in &g.added {
+                let parse = |t: &str| term::parse_token(t).ok();
+                let pat = Pattern { s: parse(&k[0]), p: parse(&k[1]), o: parse(&k[2]), g: parse(&k[3]) };
+                if !store.quads_for_pattern(&pat, cache)?.0.is_empty() {
+                    in_base.push(k.clone());
+                }
+            }
+            for k in in_base {
+                g.added.remove(&k);
+                g.index(&k, false);
+            }
+        }
+        Ok(())
+    }
+
+    /// Graph names (canonical tokens, not `DEFAULT`) that the log mentions.
+    pub fn named_graphs(&self) -> impl Iterator<Item = &String> {
+        self.graphs.keys().filter(|k| k.as_str() != term::DEFAULT_GRAPH)
+    }
+}
