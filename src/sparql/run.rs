@@ -92,6 +92,21 @@ pub struct QuerySummary {
     pub plan: Option<String>,
 }
 
+/// Evaluates a parsed query over base ⊕ delta and hands the results to `f`
+/// (for callers that consume results themselves, such as test harnesses).
+pub fn with_results<R>(
+    store: &Store,
+    overlay: &Overlay,
+    cache: &ColumnCache,
+    query: &spargebra::Query,
+    f: impl FnOnce(Result<QueryResults<'_>, spareval::QueryEvaluationError>) -> R,
+) -> R {
+    let explain = RefCell::new(Explain::default());
+    let dataset = StoreDataset { store, overlay, cache, explain: &explain };
+    let evaluator = QueryEvaluator::new();
+    f(evaluator.prepare(query).execute(dataset))
+}
+
 /// Parses, evaluates and writes one query.
 pub fn run_query(
     store: &Store,

@@ -1,0 +1,364 @@
+//! The W3C SPARQL 1.1 query-evaluation tests, through our store.
+//!
+//! Each test runs three ways: spareval over an in-memory `oxrdf::Dataset`
+//! (the baseline), our store with the data in the base, and our store with
+//! the data arriving through the delta log over an empty base. The target:
+//! every test the baseline passes passes in both of our variants. Tests the
+//! baseline fails, and tests whose data is RDF/XML (no parser in our tree),
+//! are listed with that reason. The suite is read from ../shared and the
+//! test prints a NOTICE and passes when it is absent.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use oxrdf::{Dataset, GraphName, NamedNode, NamedOrBlankNode, Quad, Term};
+use oxttl::{NQuadsSerializer, NTriplesParser, TurtleParser};
+use sparesults::{QueryResultsFormat, QueryResultsParser, ReaderQueryResultsParserOutput};
+use spareval::{QueryEvaluator, QueryResults};
+use spargebra::{Query, SparqlParser};
+
+use cottas_tui::format::deltalog::{self, Batch, Entry};
+use cottas_tui::format::transport::Transport;
+use cottas_tui::import::{self, ImportOptions};
+use cottas_tui::sparql::run::with_results;
+use cottas_tui::store::delta::Overlay;
+use cottas_tui::store::open::Store;
+use cottas_tui::store::read::ColumnCache;
+
+const MF: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#";
+const QT: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-query#";
+const RDF: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+
+fn url(p: &Path) -> String {
+    format!("file://{}", p.display())
+}
+fn path_of(u: &str) -> PathBuf {
+    PathBuf::from(u.trim_start_matches("file://"))
+}
+
+fn parse_turtle(path: &Path) -> Result<Vec<oxrdf::Triple>, String> {
+    let f = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let base = url(path);
+    let r: Result<Vec<_>, _> = if path.extension().is_some_and(|e| e == "nt") {
+        NTriplesParser::new().for_reader(f).collect()
+    } else {
+        TurtleParser::new().with_base_iri(&base).map_err(|e| e.to_string())?.for_reader(f).collect()
+    };
+    r.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+struct Manifest {
+    triples: Vec<oxrdf::Triple>,
+}
+
+impl Manifest {
+    fn objects(&self, s: &NamedOrBlankNode, p: &str) -> Vec<&Term> {
+        self.triples
+            .iter()
+            .filter(|t| &t.subject == s && t.predicate.as_str() == p)
+            .map(|t| &t.object)
+            .collect()
+    }
+    fn object(&self, s: &NamedOrBlankNode, p: &str) -> Option<&Term> {
+        self.triples.iter().find(|t| &t.subject == s && t.predicate.as_str() == p).map(|t| &t.object)
+    }
+    fn list(&self, head: &Term) -> Vec<Term> {
+        let mut out = Vec::new();
+        let mut cur = head.clone();
+        while let Some(node) = as_subject(&cur) {
+            let Some(first) = self.object(&node, &format!("{RDF}first")) else { break };
+            out.push(first.clone());
+            match self.object(&node, &format!("{RDF}rest")) {
+                Some(rest) => cur = rest.clone(),
+                None => break,
+            }
+        }
+        out
+    }
+}
+
+fn as_subject(t: &Term) -> Option<NamedOrBlankNode> {
+    match t {
+        Term::NamedNode(n) => Some(n.clone().into()),
+        Term::BlankNode(b) => Some(b.clone().into()),
+        _ => None,
+    }
+}
+
+struct EvalTest {
+    name: String,
+    query: PathBuf,
+    data: Vec<PathBuf>,
+    graph_data: Vec<PathBuf>,
+    result: Option<PathBuf>,
+}
+
+fn eval_tests(manifest: &Path) -> Vec<EvalTest> {
+    let m = Manifest { triples: parse_turtle(manifest).unwrap() };
+    let me: NamedOrBlankNode = NamedNode::new_unchecked(url(manifest)).into();
+    let mut out = Vec::new();
+    let Some(entries) = m.object(&me, &format!("{MF}entries")) else { return out };
+    for e in m.list(entries) {
+        let Some(node) = as_subject(&e) else { continue };
+        let is_eval = m
+            .objects(&node, &format!("{RDF}type"))
+            .iter()
+            .any(|t| t.to_string() == format!("<{MF}QueryEvaluationTest>"));
+        if !is_eval {
+            continue;
+        }
+        let Some(action) = m.object(&node, &format!("{MF}action")).and_then(as_subject) else { continue };
+        let file = |t: &Term| match t {
+            Term::NamedNode(n) => Some(path_of(n.as_str())),
+            _ => None,
+        };
+        let Some(query) = m.object(&action, &format!("{QT}query")).and_then(file) else { continue };
+        out.push(EvalTest {
+            name: e.to_string(),
+            query,
+            data: m.objects(&action, &format!("{QT}data")).into_iter().filter_map(file).collect(),
+            graph_data: m.objects(&action, &format!("{QT}graphData")).into_iter().filter_map(file).collect(),
+            result: m.object(&node, &format!("{MF}result")).and_then(file),
+        });
+    }
+    out
+}
+
+/// All quads of a test's dataset: default-graph files and named-graph files
+/// (the query's FROM / FROM NAMED files included, named by their IRI).
+fn dataset_quads(t: &EvalTest, query: &Query) -> Result<Vec<Quad>, String> {
+    let mut quads = Vec::new();
+    let mut named: Vec<PathBuf> = t.graph_data.clone();
+    if let Some(ds) = query.dataset() {
+        for g in ds.default.iter().chain(ds.named.iter().flatten()) {
+            named.push(path_of(g.as_str()));
+        }
+    }
+    for (i, f) in t.data.iter().map(|f| (None, f)).chain(named.iter().map(|f| (Some(f), f))).enumerate() {
+        let (graph, file) = f;
+        if file.extension().is_some_and(|e| e == "rdf") {
+            return Err("RDF/XML data: no RDF/XML parser in our dependency tree".into());
+        }
+        let g = match graph {
+            Some(p) => GraphName::NamedNode(NamedNode::new_unchecked(url(p))),
+            None => GraphName::DefaultGraph,
+        };
+        for tr in parse_turtle(file)? {
+            // Blank nodes are scoped to their file.
+            let relabel =
+                |b: &oxrdf::BlankNode| oxrdf::BlankNode::new_unchecked(format!("f{i}x{}", b.as_str()));
+            let s = match tr.subject {
+                NamedOrBlankNode::BlankNode(b) => relabel(&b).into(),
+                other => other,
+            };
+            let o = match tr.object {
+                Term::BlankNode(b) => relabel(&b).into(),
+                other => other,
+            };
+            quads.push(Quad::new(s, tr.predicate, o, g.clone()));
+        }
+    }
+    Ok(quads)
+}
+
+/// A result in comparable form: sorted rows of (variable, term) with blank
+/// nodes collapsed to one placeholder, or a boolean, or sorted triples.
+#[derive(Debug, PartialEq, Eq)]
+enum Comparable {
+    Boolean(bool),
+    Rows(Vec<BTreeMap<String, String>>),
+    Graph(Vec<String>),
+}
+
+fn show(t: &Term) -> String {
+    match t {
+        Term::BlankNode(_) => "_:B".into(),
+        other => other.to_string(),
+    }
+}
+
+fn comparable(r: Result<QueryResults<'_>, spareval::QueryEvaluationError>) -> Result<Comparable, String> {
+    match r.map_err(|e| e.to_string())? {
+        QueryResults::Boolean(b) => Ok(Comparable::Boolean(b)),
+        QueryResults::Solutions(sols) => {
+            let mut rows = Vec::new();
+            for s in sols {
+                let s = s.map_err(|e| e.to_string())?;
+                rows.push(s.iter().map(|(v, t)| (v.as_str().to_string(), show(t))).collect());
+            }
+            rows.sort();
+            Ok(Comparable::Rows(rows))
+        }
+        QueryResults::Graph(ts) => {
+            let mut v = Vec::new();
+            for t in ts {
+                let t = t.map_err(|e| e.to_string())?;
+                v.push(format!("{} {} {}", show(&t.subject.clone().into()), t.predicate, show(&t.object)));
+            }
+            v.sort();
+            Ok(Comparable::Graph(v))
+        }
+    }
+}
+
+fn expected(path: &Path) -> Result<Comparable, String> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if ext == "ttl" || ext == "nt" {
+        let ts = parse_turtle(path)?;
+        if ts.iter().any(|t| {
+            t.predicate.as_str().starts_with("http://www.w3.org/2001/sw/DataAccess/tests/result-set#")
+        }) {
+            return Err("result set written in the RDF result-set vocabulary".into());
+        }
+        let mut v: Vec<String> = ts
+            .iter()
+            .map(|t| format!("{} {} {}", show(&t.subject.clone().into()), t.predicate, show(&t.object)))
+            .collect();
+        v.sort();
+        return Ok(Comparable::Graph(v));
+    }
+    let format = QueryResultsFormat::from_extension(ext).ok_or_else(|| format!("result format .{ext}"))?;
+    let f = File::open(path).map_err(|e| e.to_string())?;
+    match QueryResultsParser::from_format(format).for_reader(f).map_err(|e| e.to_string())? {
+        ReaderQueryResultsParserOutput::Boolean(b) => Ok(Comparable::Boolean(b)),
+        ReaderQueryResultsParserOutput::Solutions(sols) => {
+            let mut rows = Vec::new();
+            for s in sols {
+                let s = s.map_err(|e| e.to_string())?;
+                rows.push(s.iter().map(|(v, t)| (v.as_str().to_string(), show(t))).collect());
+            }
+            rows.sort();
+            Ok(Comparable::Rows(rows))
+        }
+    }
+}
+
+fn to_log_entry(q: &Quad) -> Option<Entry> {
+    use cottas_tui::format::deltalog::{Object, Quad as LQ, Subject};
+    let subject = match &q.subject {
+        NamedOrBlankNode::NamedNode(n) => Subject::Iri(n.as_str().into()),
+        NamedOrBlankNode::BlankNode(b) => Subject::Blank(b.as_str().into()),
+    };
+    let object = match &q.object {
+        Term::NamedNode(n) => Object::Iri(n.as_str().into()),
+        Term::BlankNode(b) => Object::Blank(b.as_str().into()),
+        Term::Literal(l) => Object::Literal {
+            lexical: l.value().into(),
+            datatype: l.datatype().as_str().into(),
+            language: l.language().map(str::to_owned),
+        },
+        #[allow(unreachable_patterns)]
+        _ => return None,
+    };
+    let graph = match &q.graph_name {
+        GraphName::NamedNode(n) => Some(n.as_str().into()),
+        _ => None,
+    };
+    Some(Entry::add(LQ { subject, predicate: q.predicate.as_str().into(), object, graph }))
+}
+
+/// Builds the test's store: its quads in the base, or (`via_log`) in one
+/// visible log batch over an empty base.
+fn build_store(dir: &Path, quads: &[Quad], via_log: bool) -> PathBuf {
+    let nq = dir.join(if via_log { "empty.nq" } else { "data.nq" });
+    let mut w = NQuadsSerializer::new().for_writer(File::create(&nq).unwrap());
+    if !via_log {
+        for q in quads {
+            w.serialize_quad(q).unwrap();
+        }
+    }
+    w.finish();
+    let out = dir.join(if via_log { "log-store" } else { "base-store" });
+    import::import(&ImportOptions::new(vec![nq], out.clone()), |_| {}).unwrap();
+    if via_log {
+        let entries: Vec<Entry> = quads.iter().filter_map(to_log_entry).collect();
+        let batch = Batch { seq: 1, epoch: 1, entries };
+        std::fs::write(out.join("data.deltalog"), deltalog::encode_batches(&[batch], Transport::Raw))
+            .unwrap();
+    }
+    out
+}
+
+fn ours(store_dir: &Path, query: &Query) -> Result<Comparable, String> {
+    let store = Store::open(store_dir).map_err(|e| e.to_string())?;
+    let cache = ColumnCache::new(64 << 20);
+    let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
+    with_results(&store, &overlay, &cache, query, comparable)
+}
+
+#[test]
+fn w3c_sparql11_query_evaluation() {
+    let Some(shared) = common::shared() else {
+        eprintln!("NOTICE: ../shared/w3c-rdf-tests absent; skipping the W3C SPARQL suite");
+        return;
+    };
+    let root = shared.join("w3c-rdf-tests/sparql/sparql11");
+    let top = Manifest { triples: parse_turtle(&root.join("manifest-sparql11-query.ttl")).unwrap() };
+    let me: NamedOrBlankNode =
+        NamedNode::new_unchecked(url(&root.join("manifest-sparql11-query.ttl"))).into();
+    let includes = top.list(top.object(&me, &format!("{MF}include")).unwrap());
+    let (mut total, mut baseline_pass, mut both_pass) = (0, 0, 0);
+    let mut skipped: Vec<(String, String)> = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
+    for inc in includes {
+        let Term::NamedNode(m) = inc else { continue };
+        for t in eval_tests(&path_of(m.as_str())) {
+            total += 1;
+            let text = std::fs::read_to_string(&t.query).unwrap();
+            let Ok(query) = SparqlParser::new().with_base_iri(url(&t.query)).unwrap().parse_query(&text)
+            else {
+                skipped.push((t.name, "the query does not parse".into()));
+                continue;
+            };
+            let want = match t.result.as_deref().map(expected) {
+                Some(Ok(w)) => w,
+                Some(Err(why)) => {
+                    skipped.push((t.name, why));
+                    continue;
+                }
+                None => {
+                    skipped.push((t.name, "no expected result".into()));
+                    continue;
+                }
+            };
+            let quads = match dataset_quads(&t, &query) {
+                Ok(q) => q,
+                Err(why) => {
+                    skipped.push((t.name, why));
+                    continue;
+                }
+            };
+            let mem: Dataset = quads.iter().cloned().collect();
+            let base_line = comparable(QueryEvaluator::new().prepare(&query).execute(&mem));
+            if base_line.as_ref() != Ok(&want) {
+                skipped.push((t.name, "spareval itself does not pass it over an in-memory dataset".into()));
+                continue;
+            }
+            baseline_pass += 1;
+            let dir = tempfile::tempdir().unwrap();
+            let mut ok = true;
+            for via_log in [false, true] {
+                let got = ours(&build_store(dir.path(), &quads, via_log), &query);
+                if got.as_ref() != Ok(&want) {
+                    ok = false;
+                    failures.push(format!(
+                        "{} ({}): expected {want:?}, got {got:?}",
+                        t.name,
+                        if via_log { "data in the delta log" } else { "data in the base" }
+                    ));
+                }
+            }
+            both_pass += usize::from(ok);
+        }
+    }
+    eprintln!("W3C SPARQL 1.1 query evaluation: {total} tests, {baseline_pass} pass on spareval's in-memory dataset, {both_pass} pass through our store in both variants");
+    for (name, why) in &skipped {
+        eprintln!("  skipped {name}: {why}");
+    }
+    assert!(total > 200, "the manifests were read ({total} tests)");
+    assert!(baseline_pass > 150, "{baseline_pass}");
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
