@@ -249,7 +249,7 @@ fn ours(store: &Store, overlay: &Overlay, cache: &ColumnCache, q: &str) -> Answe
         }
         QueryResults::Graph(g) => {
             let mut v: Vec<String> =
-                g.map(|t| norm_triple(&t.unwrap().to_string().trim_end_matches(" .").to_string())).collect();
+                g.map(|t| norm_triple(t.unwrap().to_string().trim_end_matches(" ."))).collect();
             v.sort();
             Answer::Triples(v)
         }
