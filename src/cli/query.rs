@@ -35,6 +35,10 @@ pub struct QueryArgs {
     /// Make the default graph the union of all graphs.
     #[arg(long)]
     pub union_default_graph: bool,
+    /// Benchmark: run each query N more times on the warm store (results
+    /// discarded) and print the latency (min, median) to stderr.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<usize>,
 }
 
 pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
@@ -71,6 +75,23 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
         let t = Instant::now();
         let summary = run_query(&store, &overlay, &cache, text, &opts, out)?;
         out.flush()?;
+        if let Some(n) = args.repeat {
+            let first = t.elapsed().as_secs_f64() * 1e3;
+            let mut times = Vec::with_capacity(n);
+            for _ in 0..n.max(1) {
+                let t = Instant::now();
+                run_query(&store, &overlay, &cache, text, &opts, &mut std::io::sink())?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            times.sort_by(f64::total_cmp);
+            eprintln!(
+                "timing: rows={} runs={} min_ms={:.3} median_ms={:.3} first_ms={first:.3}",
+                summary.rows,
+                times.len(),
+                times[0],
+                times[times.len() / 2]
+            );
+        }
         if args.explain {
             eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());
             eprintln!(

@@ -140,6 +140,14 @@ pub fn render(term: &Term, esc: Escaping) -> String {
 
 /// Every distinct rendering of `term` that a known producer might have stored.
 pub fn token_variants(term: &Term) -> Vec<String> {
+    // The producers differ only on control characters inside literals.
+    let same_everywhere = match term {
+        Term::Literal(l) => !l.lexical.chars().any(|c| c < ' ' && c != '\n' && c != '\r' || c == '\u{7f}'),
+        _ => true,
+    };
+    if same_everywhere {
+        return vec![render(term, Escaping::Pycottas)];
+    }
     let mut out: Vec<String> = Vec::with_capacity(3);
     for esc in Escaping::ALL {
         let t = render(term, esc);

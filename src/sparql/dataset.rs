@@ -24,6 +24,9 @@ pub struct StoreDataset<'a> {
     pub cache: &'a ColumnCache,
     /// Pruning figures summed over every pattern the query asked for.
     pub explain: &'a RefCell<Explain>,
+    /// Answer default-graph patterns from every graph (one read-path call,
+    /// rather than one per graph).
+    pub union_default_graph: bool,
 }
 
 fn add_explain(total: &mut Explain, e: &Explain) {
@@ -56,6 +59,26 @@ impl<'a> StoreDataset<'a> {
         if s.is_some_and(Term::is_literal) || p.is_some_and(|t| !t.is_named_node()) {
             return Ok(Vec::new());
         }
+        if graph == Some(None) && self.union_default_graph {
+            // Every graph's quads, presented as the default graph's: one pass.
+            let mut all = self.quads_in(s, p, o, None, true)?;
+            for q in &mut all {
+                q.graph_name = None;
+            }
+            return Ok(all);
+        }
+        self.quads_in(s, p, o, graph, false)
+    }
+
+    /// `graph: None` is any named graph, or any graph at all with `with_default`.
+    fn quads_in(
+        &self,
+        s: Option<&Term>,
+        p: Option<&Term>,
+        o: Option<&Term>,
+        graph: Option<Option<&Term>>,
+        with_default: bool,
+    ) -> Result<Vec<Quad>, StoreError> {
         let g_term = match graph {
             None => None,
             Some(None) => Some(term::Term::DefaultGraph),
@@ -69,7 +92,7 @@ impl<'a> StoreDataset<'a> {
         let mut out = Vec::with_capacity(rows.len());
         for row in rows.iter() {
             let default = row[3] == term::DEFAULT_GRAPH.as_bytes();
-            if graph.is_none() && default {
+            if graph.is_none() && default && !with_default {
                 continue;
             }
             let gkey = if default {
@@ -113,7 +136,7 @@ impl<'a> StoreDataset<'a> {
             let is_default = gkey == term::DEFAULT_GRAPH;
             let allowed = match &want_graph {
                 Some(w) => w == gkey,
-                None => !is_default,
+                None => with_default || !is_default,
             };
             if !allowed {
                 continue;

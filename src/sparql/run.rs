@@ -102,7 +102,7 @@ pub fn with_results<R>(
     f: impl FnOnce(Result<QueryResults<'_>, spareval::QueryEvaluationError>) -> R,
 ) -> R {
     let explain = RefCell::new(Explain::default());
-    let dataset = StoreDataset { store, overlay, cache, explain: &explain };
+    let dataset = StoreDataset { store, overlay, cache, explain: &explain, union_default_graph: false };
     let evaluator = QueryEvaluator::new();
     f(evaluator.prepare(query).execute(dataset))
 }
@@ -118,7 +118,8 @@ pub fn run_query(
 ) -> Result<QuerySummary, QueryError> {
     let query = SparqlParser::new().parse_query(text).map_err(|e| QueryError::Syntax(e.to_string()))?;
     let explain = RefCell::new(Explain::default());
-    let dataset = StoreDataset { store, overlay, cache, explain: &explain };
+    let union_default_graph = opts.union_default_graph && query.dataset().is_none();
+    let dataset = StoreDataset { store, overlay, cache, explain: &explain, union_default_graph };
     let token = CancellationToken::new();
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
     let timer = opts.timeout.map(|d| {
@@ -131,20 +132,9 @@ pub fn run_query(
         });
         (tx, h)
     });
-    let mut prepared = evaluator.prepare(&query);
-    if opts.union_default_graph {
-        // spareval's own "union" covers the named graphs only; ours is every
-        // graph, the default one included.
-        let mut graphs = vec![GraphName::DefaultGraph];
-        for g in dataset.named_graphs().map_err(QueryError::Store)? {
-            match g {
-                Term::NamedNode(n) => graphs.push(n.into()),
-                Term::BlankNode(b) => graphs.push(b.into()),
-                _ => {}
-            }
-        }
-        prepared.dataset_mut().set_default_graph(graphs);
-    }
+    // spareval's own "union" covers the named graphs only; ours is every graph,
+    // the default one included, answered by the dataset itself.
+    let prepared = evaluator.prepare(&query);
     let (results, plan) = if opts.explain {
         let (r, e) = prepared.explain(dataset);
         let mut buf = Vec::new();

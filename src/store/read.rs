@@ -162,13 +162,21 @@ impl ColumnCache {
         let tokens = store.base.read_column(rg, col)?;
         let mut ids = Vec::with_capacity(tokens.len());
         let mut last: Option<(&[u8], u32)> = None;
+        // Dictionary-encoded pages hand out the same slice for equal values:
+        // remember each slice's id so a value is searched once per row group.
+        let mut seen: HashMap<(usize, usize), u32> = HashMap::new();
         for (row, v) in tokens.iter().enumerate() {
             let b = v.data();
+            let slice = (b.as_ptr() as usize, b.len());
             // Sorted columns repeat a value in runs: skip the search then.
             let id = match last {
                 Some((t, id)) if t == b => id,
+                _ if seen.contains_key(&slice) => seen[&slice],
                 _ => match dict.find(b) {
-                    Some(id) => id,
+                    Some(id) => {
+                        seen.insert(slice, id);
+                        id
+                    }
                     None => {
                         let path = store.base.path();
                         return Err(StoreError::format(
