@@ -180,18 +180,23 @@ fn show(t: &Term) -> String {
     }
 }
 
+/// Sorted rows of (variable, term), from our results or a parsed file alike.
+fn solution_rows<E: ToString>(
+    sols: impl Iterator<Item = Result<sparesults::QuerySolution, E>>,
+) -> Result<Comparable, String> {
+    let mut rows = Vec::new();
+    for s in sols {
+        let s = s.map_err(|e| e.to_string())?;
+        rows.push(s.iter().map(|(v, t)| (v.as_str().to_string(), show(t))).collect());
+    }
+    rows.sort();
+    Ok(Comparable::Rows(rows))
+}
+
 fn comparable(r: Result<QueryResults<'_>, spareval::QueryEvaluationError>) -> Result<Comparable, String> {
     match r.map_err(|e| e.to_string())? {
         QueryResults::Boolean(b) => Ok(Comparable::Boolean(b)),
-        QueryResults::Solutions(sols) => {
-            let mut rows = Vec::new();
-            for s in sols {
-                let s = s.map_err(|e| e.to_string())?;
-                rows.push(s.iter().map(|(v, t)| (v.as_str().to_string(), show(t))).collect());
-            }
-            rows.sort();
-            Ok(Comparable::Rows(rows))
-        }
+        QueryResults::Solutions(sols) => solution_rows(sols),
         QueryResults::Graph(ts) => {
             let mut v = Vec::new();
             for t in ts {
@@ -224,15 +229,7 @@ fn expected(path: &Path) -> Result<Comparable, String> {
     let f = File::open(path).map_err(|e| e.to_string())?;
     match QueryResultsParser::from_format(format).for_reader(f).map_err(|e| e.to_string())? {
         ReaderQueryResultsParserOutput::Boolean(b) => Ok(Comparable::Boolean(b)),
-        ReaderQueryResultsParserOutput::Solutions(sols) => {
-            let mut rows = Vec::new();
-            for s in sols {
-                let s = s.map_err(|e| e.to_string())?;
-                rows.push(s.iter().map(|(v, t)| (v.as_str().to_string(), show(t))).collect());
-            }
-            rows.sort();
-            Ok(Comparable::Rows(rows))
-        }
+        ReaderQueryResultsParserOutput::Solutions(sols) => solution_rows(sols),
     }
 }
 
