@@ -1,21 +1,21 @@
 //! The embedded demo store: something real to open on a fresh machine.
 //!
-//! Built from `assets/` into the user cache dir: `v1` (the demo quads), `v2`
-//! (v1 plus a few more, epoch marker 1), `current -> v2`, and a delta log
-//! whose batches (epoch 2, so visible over v2) use every entry kind.
+//! Built from `assets/` into the user cache dir, through the real importer:
+//! `v1` (the demo quads), `v2` (v1 plus a few more, epoch marker 1),
+//! `current -> v2`, and a delta log whose batches (epoch 2, so visible over
+//! v2) use every entry kind.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::base_writer::{write_base, BaseOptions};
 use super::fsutil::{replace_symlink, sync_dir, write_synced};
-use super::sidecars;
 use crate::format::deltalog::{self, Batch, Entry, Object, Quad, Subject};
 use crate::format::epoch::{self, EpochMarker};
-use crate::format::term::{self, Escaping};
+use crate::format::term;
 use crate::format::transport::Transport;
+use crate::import::ImportOptions;
 
 const DEMO_NQ: &str = include_str!("../../assets/demo.nq");
 const DEMO_V2_NQ: &str = include_str!("../../assets/demo-v2-additions.nq");
@@ -29,70 +29,15 @@ pub fn default_dir() -> PathBuf {
     base.join("cottas-tui").join("demo")
 }
 
-/// Splits one N-Quads line of the demo assets into cell tokens. The assets
-/// are written so that literals are the only tokens that contain spaces and
-/// they are always followed by a datatype, tag or the graph; the full N-Quads
-/// importer (oxttl) replaces this in the import milestone.
-fn demo_rows(text: &str) -> Result<Vec<[String; 4]>> {
-    let mut rows = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let body = line
-            .strip_suffix('.')
-            .map(str::trim_end)
-            .with_context(|| format!("demo line {}: no final '.'", n + 1))?;
-        let mut toks: Vec<String> = Vec::new();
-        let mut rest = body;
-        while !rest.is_empty() {
-            let end = if rest.starts_with('"') {
-                let close = find_closing_quote(rest)
-                    .with_context(|| format!("demo line {}: unterminated literal", n + 1))?;
-                close + rest[close..].find(' ').unwrap_or(rest.len() - close)
-            } else {
-                rest.find(' ').unwrap_or(rest.len())
-            };
-            let tok = &rest[..end];
-            let t = term::parse_token(tok).map_err(|e| anyhow::anyhow!("demo line {}: {e}", n + 1))?;
-            toks.push(term::render(&t, Escaping::Pycottas));
-            rest = rest[end..].trim_start();
-        }
-        if toks.len() == 3 {
-            toks.push(term::DEFAULT_GRAPH.to_string());
-        }
-        let row: [String; 4] =
-            toks.try_into().map_err(|_| anyhow::anyhow!("demo line {}: expected 3 or 4 terms", n + 1))?;
-        rows.push(row);
+/// Imports the demo assets (through the real importer) into `out`.
+fn import_assets(scratch: &Path, out: &Path, texts: &[(&str, &str)]) -> Result<()> {
+    let mut inputs = Vec::new();
+    for (name, text) in texts {
+        let p = scratch.join(name);
+        fs::write(&p, text)?;
+        inputs.push(p);
     }
-    rows.sort();
-    rows.dedup();
-    Ok(rows)
-}
-
-fn find_closing_quote(s: &str) -> Option<usize> {
-    let b = s.as_bytes();
-    let mut i = 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-fn write_version(dir: &Path, rows: &[[String; 4]], epoch_marker: u64) -> Result<()> {
-    fs::create_dir_all(dir)?;
-    let base = dir.join("data.cottas");
-    let sizes = write_base(&base, rows, &BaseOptions::default())?;
-    for (suffix, bytes) in sidecars::build(rows, &sizes).files() {
-        write_synced(&dir.join(format!("data.cottas{suffix}")), &bytes)?;
-    }
-    write_synced(&dir.join("data.compacted-epoch"), &epoch::encode(&EpochMarker::new(epoch_marker)))?;
-    sync_dir(dir)?;
+    crate::import::import(&ImportOptions::new(inputs, out.to_path_buf()), |_| {})?;
     Ok(())
 }
 
@@ -175,13 +120,23 @@ pub fn ensure(dir: &Path, rebuild: bool) -> Result<bool> {
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp)?;
 
-    let v1 = demo_rows(DEMO_NQ)?;
-    let mut v2 = v1.clone();
-    v2.extend(demo_rows(DEMO_V2_NQ)?);
-    v2.sort();
-    v2.dedup();
-    write_version(&tmp.join("v1"), &v1, 0)?;
-    write_version(&tmp.join("v2"), &v2, 1)?;
+    // v1: the demo quads, as `import` writes them.
+    let scratch = parent.join(format!(".demo.scratch.{}", std::process::id()));
+    let _ = fs::remove_dir_all(&scratch);
+    fs::create_dir_all(&scratch)?;
+    fs::remove_dir(&tmp)?;
+    import_assets(&scratch, &tmp, &[("demo.nq", DEMO_NQ)])?;
+    // v2: v1 plus a few more quads, as if a compaction had folded epoch 1.
+    let second = scratch.join("second");
+    import_assets(&scratch, &second, &[("demo.nq", DEMO_NQ), ("demo-v2.nq", DEMO_V2_NQ)])?;
+    fs::rename(second.join("v1"), tmp.join("v2"))?;
+    let summary = tmp.join("v2").join("summary.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&summary)?)?;
+    v["version"] = "v2".into();
+    write_synced(&summary, format!("{}\n", serde_json::to_string_pretty(&v)?).as_bytes())?;
+    write_synced(&tmp.join("v2").join("data.compacted-epoch"), &epoch::encode(&EpochMarker::new(1)))?;
+    sync_dir(&tmp.join("v2"))?;
+    fs::remove_dir_all(&scratch)?;
     write_synced(&tmp.join("data.deltalog"), &deltalog::encode_batches(&demo_batches(), Transport::Raw))?;
     replace_symlink(&tmp, "current", "v2")?;
     sync_dir(&tmp)?;
