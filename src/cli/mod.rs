@@ -87,6 +87,32 @@ pub fn parse_offset(s: &str) -> Result<u64, String> {
     r.map_err(|e| format!("{s:?} is not a byte offset (decimal or 0x-hex): {e}"))
 }
 
+/// Runs `f` `n` times (at least once) and prints the latency line that
+/// `lookup --repeat` and `query --repeat` share (parsed by benches/*.py).
+pub fn report_repeats(
+    rows: usize,
+    first_ms: f64,
+    n: usize,
+    mut f: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut times = Vec::with_capacity(n.max(1));
+    for _ in 0..n.max(1) {
+        let t = std::time::Instant::now();
+        f()?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    let pick = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    eprintln!(
+        "timing: rows={rows} runs={} min_ms={:.4} median_ms={:.4} p95_ms={:.4} first_ms={first_ms:.4}",
+        times.len(),
+        times[0],
+        pick(0.5),
+        pick(0.95)
+    );
+    Ok(())
+}
+
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)

@@ -76,21 +76,10 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
         let summary = run_query(&store, &overlay, &cache, text, &opts, out)?;
         out.flush()?;
         if let Some(n) = args.repeat {
-            let first = t.elapsed().as_secs_f64() * 1e3;
-            let mut times = Vec::with_capacity(n);
-            for _ in 0..n.max(1) {
-                let t = Instant::now();
+            super::report_repeats(summary.rows, t.elapsed().as_secs_f64() * 1e3, n, || {
                 run_query(&store, &overlay, &cache, text, &opts, &mut std::io::sink())?;
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            times.sort_by(f64::total_cmp);
-            eprintln!(
-                "timing: rows={} runs={} min_ms={:.3} median_ms={:.3} first_ms={first:.3}",
-                summary.rows,
-                times.len(),
-                times[0],
-                times[times.len() / 2]
-            );
+                Ok(())
+            })?;
         }
         if args.explain {
             eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());

@@ -197,25 +197,10 @@ pub fn run_lookup(args: &LookupArgs, out: &mut impl Write) -> Result<ExitCode> {
         }
     }
     if let Some(n) = args.repeat {
-        let mut times: Vec<f64> = (0..n.max(1))
-            .map(|_| {
-                let t = Instant::now();
-                let r = store.quads_for_pattern(&pat, &cache).map(|(rows, _)| rows.len());
-                std::hint::black_box(r.ok());
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        let pick = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
-        eprintln!(
-            "timing: rows={} runs={} min_ms={:.4} median_ms={:.4} p95_ms={:.4} first_ms={:.4}",
-            rows.len(),
-            times.len(),
-            times[0],
-            pick(0.5),
-            pick(0.95),
-            took.as_secs_f64() * 1e3
-        );
+        super::report_repeats(rows.len(), took.as_secs_f64() * 1e3, n, || {
+            std::hint::black_box(store.quads_for_pattern(&pat, &cache)?.0.len());
+            Ok(())
+        })?;
     }
     if args.explain {
         eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());

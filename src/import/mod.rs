@@ -353,7 +353,6 @@ fn run(
     // of it (reference counts), not an allocation per cell.
     let mut arena: [Vec<u8>; 4] = Default::default();
     let mut starts: [Vec<usize>; 4] = Default::default();
-    let mut graphs = std::collections::BTreeSet::new();
     let mut collector = ids::IdCollector::new(&spill_dir).map_err(io_err(&spill_dir))?;
     let flush = |arena: &mut [Vec<u8>; 4], starts: &mut [Vec<usize>; 4]| -> [Vec<ByteArray>; 4] {
         std::array::from_fn(|c| {
@@ -367,9 +366,6 @@ fn run(
     let merged = sorter.finish(|key| {
         let at = sort::decode_key_into(key, &mut arena);
         let cell = |c: usize| -> &[u8] { &arena[c][at[c]..] };
-        if cell(3) != b"DEFAULT" && !graphs.contains(cell(3)) {
-            graphs.insert(cell(3).to_vec());
-        }
         collector.push([cell(0), cell(1), cell(2), cell(3)])?;
         for c in 0..4 {
             starts[c].push(at[c]);
@@ -389,7 +385,6 @@ fn run(
     // A writer error explains a stopped merge better than the merge's own error.
     let rg_sizes = written.map_err(|e| StoreError::parquet(&base_path, "writing the base", e))?;
     merged.map_err(io_err(&spill_dir))?;
-    summary.graphs = graphs.len() as u64;
 
     progress(&Progress {
         phase: Phase::Indexing,
@@ -397,6 +392,9 @@ fn run(
         elapsed: started.elapsed().as_secs_f64(),
     });
     let (dicts, parts) = collector.finish(&rg_sizes).map_err(io_err(&spill_dir))?;
+    // The g dictionary is the set of graphs; only DEFAULT is not a named one.
+    summary.graphs =
+        dicts[3].tokens().filter(|t| *t != crate::format::term::DEFAULT_GRAPH.as_bytes()).count() as u64;
     for (suffix, bytes) in sidecars::Sidecars::new(dicts, parts).files() {
         let path = v1.join(format!("{BASE}{suffix}"));
         write_synced(&path, &bytes).map_err(io_err(&path))?;

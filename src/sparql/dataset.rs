@@ -5,7 +5,7 @@
 //! when the dataset is built, so one query sees one snapshot of the log even
 //! while a writer appends.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 
 use oxrdf::Term;
@@ -27,6 +27,8 @@ pub struct StoreDataset<'a> {
     /// Answer default-graph patterns from every graph (one read-path call,
     /// rather than one per graph).
     pub union_default_graph: bool,
+    /// The named graphs, computed on first use: spareval may ask per pattern.
+    pub named: OnceCell<Vec<Term>>,
 }
 
 fn add_explain(total: &mut Explain, e: &Explain) {
@@ -157,7 +159,15 @@ impl<'a> StoreDataset<'a> {
     }
 
     /// Named graphs: the base's, plus every graph the visible log names.
-    pub fn named_graphs(&self) -> Result<Vec<Term>, StoreError> {
+    pub fn named_graphs(&self) -> Result<&[Term], StoreError> {
+        if let Some(n) = self.named.get() {
+            return Ok(n);
+        }
+        let names = self.compute_named_graphs()?;
+        Ok(self.named.get_or_init(|| names))
+    }
+
+    fn compute_named_graphs(&self) -> Result<Vec<Term>, StoreError> {
         let mut names: BTreeSet<String> = BTreeSet::new();
         match &self.store.sidecars.dicts[3] {
             Some(d) => names.extend(
@@ -199,7 +209,7 @@ impl<'a> QueryableDataset<'a> for StoreDataset<'a> {
 
     fn internal_named_graphs(&self) -> impl Iterator<Item = Result<Term, StoreError>> + use<'a> {
         let (ok, err) = match self.named_graphs() {
-            Ok(v) => (v, None),
+            Ok(v) => (v.to_vec(), None),
             Err(e) => (Vec::new(), Some(e)),
         };
         err.into_iter().map(Err).chain(ok.into_iter().map(Ok))

@@ -102,7 +102,14 @@ pub fn with_results<R>(
     f: impl FnOnce(Result<QueryResults<'_>, spareval::QueryEvaluationError>) -> R,
 ) -> R {
     let explain = RefCell::new(Explain::default());
-    let dataset = StoreDataset { store, overlay, cache, explain: &explain, union_default_graph: false };
+    let dataset = StoreDataset {
+        store,
+        overlay,
+        cache,
+        explain: &explain,
+        union_default_graph: false,
+        named: Default::default(),
+    };
     let evaluator = QueryEvaluator::new();
     f(evaluator.prepare(query).execute(dataset))
 }
@@ -119,7 +126,14 @@ pub fn run_query(
     let query = SparqlParser::new().parse_query(text).map_err(|e| QueryError::Syntax(e.to_string()))?;
     let explain = RefCell::new(Explain::default());
     let union_default_graph = opts.union_default_graph && query.dataset().is_none();
-    let dataset = StoreDataset { store, overlay, cache, explain: &explain, union_default_graph };
+    let dataset = StoreDataset {
+        store,
+        overlay,
+        cache,
+        explain: &explain,
+        union_default_graph,
+        named: Default::default(),
+    };
     let token = CancellationToken::new();
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
     let timer = opts.timeout.map(|d| {

@@ -30,7 +30,6 @@ pub struct Base {
     num_columns: usize,
     rg_starts: Vec<u64>,
     file_len: u64,
-    default_graph: Column,
 }
 
 impl Base {
@@ -70,14 +69,7 @@ impl Base {
             let last = *rg_starts.last().unwrap_or(&0);
             rg_starts.push(last + rg.num_rows().max(0) as u64);
         }
-        Ok(Base {
-            path: path.to_path_buf(),
-            reader,
-            num_columns,
-            rg_starts,
-            file_len,
-            default_graph: Arc::new(Vec::new()),
-        })
+        Ok(Base { path: path.to_path_buf(), reader, num_columns, rg_starts, file_len })
     }
 
     pub fn path(&self) -> &Path {
@@ -153,9 +145,6 @@ impl Base {
     }
 
     fn default_column(&self, rows: usize) -> Column {
-        if self.default_graph.len() >= rows {
-            return Arc::new(self.default_graph[..rows].to_vec());
-        }
         Arc::new(vec![ByteArray::from(DEFAULT_GRAPH.as_bytes().to_vec()); rows])
     }
 

@@ -106,18 +106,17 @@ fn load_sidecars(base_path: &Path, base: &Base) -> SidecarSet {
         std::array::from_fn(|c| load(base_path, &format!(".{}.presence", cols[c]), p, presence::decode));
     let rgs = base.num_row_groups() as u32;
     let len = |c: usize| dicts[c].as_ref().map(|d| d.len() as u32);
-    for c in 0..4 {
-        if let Some(pr) = &pres[c] {
-            if pr.num_rgs != rgs || Some(pr.num_tokens) != len(c) {
+    for (c, pr) in pres.into_iter().enumerate() {
+        set.presence[c] = pr.filter(|pr| {
+            let fits = pr.num_rgs == rgs && Some(pr.num_tokens) == len(c);
+            if !fits {
                 p.push(format!(
                     ".{}.presence: {} row groups × {} tokens does not fit the base ({rgs} row groups) and .{}.dict ({:?} tokens)",
                     cols[c], pr.num_rgs, pr.num_tokens, cols[c], len(c)
                 ));
-                set.presence[c] = None;
-                continue;
             }
-        }
-        set.presence[c] = pres[c].clone();
+            fits
+        });
     }
     let po = load(base_path, ".p.offsets", p, p_offsets::decode);
     set.p_offsets = po.filter(|x| {
