@@ -2,8 +2,8 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use cottas_tui::format::deltalog::{self, Batch, Entry, Object, Quad, Subject};
 use cottas_tui::format::term;
@@ -12,16 +12,7 @@ use cottas_tui::import::{self, ImportOptions};
 
 const EX: &str = "https://example.org";
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cottas-tui"))
-}
-
-fn store(dir: &Path) -> PathBuf {
-    let out = dir.join("chunk");
-    let src = common::repo().join("fixtures/cottas_sample.nq");
-    import::import(&ImportOptions::new(vec![src], out.clone()), |_| {}).unwrap();
-    out
-}
+use common::{bin, sample_store as store};
 
 fn q(target: &Path, query: &str, extra: &[&str]) -> Output {
     bin().arg("query").arg(target).args(["-e", query]).args(extra).output().unwrap()

@@ -4,13 +4,15 @@
 //!
 //! * 0 — success / decoded clean;
 //! * 1 — ran, found problems (a damaged file, a failed check);
-//! * 2 — could not run (unreadable input, usage error).
+//! * 2 — could not run (unreadable input, usage error);
+//! * 3 — the store is locked by another writer (retry, or pass `--wait`).
 
 pub mod dump;
 pub mod hexview;
 pub mod inventory;
 pub mod query;
 pub mod store_cmds;
+pub mod update;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -46,6 +48,8 @@ pub enum Command {
     Lookup(store_cmds::LookupArgs),
     /// Run SPARQL queries over base ⊕ delta (exit 1 on a query error).
     Query(query::QueryArgs),
+    /// Apply SPARQL 1.1 Update requests: one durable delta-log batch each (exit 3 when locked).
+    Update(update::UpdateArgs),
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -123,11 +127,28 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// an unreadable store): exit 1.
 fn is_bad_input(e: &anyhow::Error) -> bool {
     use crate::sparql::run::QueryError;
+    use crate::sparql::update::UpdateError;
+    if matches!(
+        e.downcast_ref::<UpdateError>(),
+        Some(UpdateError::Syntax(_) | UpdateError::Evaluation(_) | UpdateError::Load { .. })
+    ) {
+        return true;
+    }
     matches!(e.downcast_ref::<crate::import::ImportError>(), Some(crate::import::ImportError::Syntax { .. }))
         || matches!(
             e.downcast_ref::<QueryError>(),
             Some(QueryError::Syntax(_) | QueryError::Evaluation(_) | QueryError::Timeout(_))
         )
+}
+
+/// Another writer holds the store: exit 3, so scripts can retry.
+fn is_locked(e: &anyhow::Error) -> bool {
+    use crate::sparql::update::UpdateError;
+    let locked = |s: &crate::store::StoreError| matches!(s, crate::store::StoreError::Locked { .. });
+    e.chain().any(|c| {
+        c.downcast_ref::<crate::store::StoreError>().is_some_and(locked)
+            || matches!(c.downcast_ref::<UpdateError>(), Some(UpdateError::Store(s)) if locked(s))
+    })
 }
 
 fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
@@ -138,6 +159,7 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
         (Some(Command::Index(args)), _) => store_cmds::run_index(&args, out),
         (Some(Command::Lookup(args)), _) => store_cmds::run_lookup(&args, out),
         (Some(Command::Query(args)), _) => query::run(&args, out),
+        (Some(Command::Update(args)), _) => update::run(&args, out),
         (None, Some(path)) => inventory::run(&path, out),
         (None, None) => inventory::demo(&inventory::DemoArgs::default(), out),
     }
@@ -165,6 +187,11 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if is_locked(&e) => {
+            let _ = out.flush();
+            eprintln!("cottas-tui: error: {e:#}");
+            ExitCode::from(3)
+        }
         Err(e) if is_bad_input(&e) => {
             let _ = out.flush();
             eprintln!("cottas-tui: error: {e:#}");

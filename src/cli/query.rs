@@ -53,7 +53,10 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
     }
     let store = Store::open(&args.target)?;
     let cache = ColumnCache::new(512 << 20);
+    let replay_started = Instant::now();
     let overlay = Overlay::load(&store, &cache)?;
+    let replay_time = replay_started.elapsed();
+    let log_bytes = store.layout.log.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
     if let Some((off, len, why)) = overlay.leftover {
         eprintln!(
             "cottas-tui: note: {} has {len} bytes at offset {off} that are not a committed batch ({}); they are ignored",
@@ -84,8 +87,10 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
         if args.explain {
             eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());
             eprintln!(
-                "delta: {} visible batches, {} shadowed by the epoch marker",
-                overlay.batches_visible, overlay.batches_shadowed
+                "delta: {} visible batches, {} shadowed by the epoch marker; {log_bytes} log bytes replayed in {:.3} ms",
+                overlay.batches_visible,
+                overlay.batches_shadowed,
+                replay_time.as_secs_f64() * 1e3
             );
             if let Some(plan) = &summary.plan {
                 eprintln!("plan: {plan}");

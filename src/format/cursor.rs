@@ -406,7 +406,7 @@ pub fn offsets_to_indices(
             Some(format!("expected {base} (the end of {field}), found {off}"))
         } else if off < prev {
             Some(format!("offsets must be non-decreasing: {off} follows {prev}"))
-        } else if (off - base) % elem != 0 {
+        } else if !(off - base).is_multiple_of(elem) {
             Some(format!("{off} is not on a {elem}-byte element boundary"))
         } else if off > file_len {
             Some(format!("{off} is past the end of the file ({file_len} bytes)"))

@@ -7,7 +7,7 @@
 //! end: a failed or interrupted import leaves nothing behind.
 
 mod ids;
-mod input;
+pub mod input;
 mod render;
 pub mod sort;
 
@@ -163,9 +163,9 @@ fn display_name(p: &Path) -> String {
     }
 }
 
-type QuadIter = Box<dyn Iterator<Item = Result<oxrdf::Quad, TurtleParseError>>>;
+pub(crate) type QuadIter = Box<dyn Iterator<Item = Result<oxrdf::Quad, TurtleParseError>>>;
 
-fn parser_for(format: InputFormat, reader: Box<dyn io::Read + Send>) -> QuadIter {
+pub(crate) fn parser_for(format: InputFormat, reader: Box<dyn io::Read + Send>) -> QuadIter {
     let triples = |t: oxrdf::Triple| t.in_graph(oxrdf::GraphName::DefaultGraph);
     match format {
         InputFormat::NQuads => Box::new(NQuadsParser::new().for_reader(reader)),

@@ -50,7 +50,7 @@ type Quad = InternalQuad<Term>;
 
 impl<'a> StoreDataset<'a> {
     /// `graph`: `None` any named graph, `Some(None)` the default graph.
-    fn quads(
+    pub(crate) fn quads(
         &self,
         s: Option<&Term>,
         p: Option<&Term>,

@@ -4,3 +4,4 @@
 pub mod dataset;
 pub mod run;
 pub mod terms;
+pub mod update;

@@ -9,6 +9,7 @@
 //! Quads are keyed by their canonical (pycottas-rendered) tokens.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use super::open::Store;
 use super::read::{ColumnCache, Pattern};
@@ -19,39 +20,53 @@ use crate::format::term::{self, Escaping, Term};
 /// Four canonical tokens: s, p, o, g (`DEFAULT` for the default graph).
 pub type Key = [String; 4];
 
-#[derive(Default, Debug)]
+/// One graph's state. Each added quad is stored once and shared by the
+/// indexes (a log of a million adds would otherwise hold four copies).
+#[derive(Default, Debug, Clone)]
 pub struct GraphDelta {
     pub cleared: bool,
-    pub added: BTreeSet<Key>,
+    pub added: BTreeSet<Arc<Key>>,
     pub removed: BTreeSet<Key>,
-    by_s: HashMap<String, BTreeSet<Key>>,
-    by_p: HashMap<String, BTreeSet<Key>>,
-    by_o: HashMap<String, BTreeSet<Key>>,
+    by_s: HashMap<String, BTreeSet<Arc<Key>>>,
+    by_p: HashMap<String, BTreeSet<Arc<Key>>>,
+    by_o: HashMap<String, BTreeSet<Arc<Key>>>,
 }
 
 impl GraphDelta {
     fn add(&mut self, k: Key) {
         self.removed.remove(&k);
-        self.index(&k, true);
+        if self.added.contains(&k) {
+            return;
+        }
+        let k = Arc::new(k);
+        for (map, c) in [(&mut self.by_s, 0), (&mut self.by_p, 1), (&mut self.by_o, 2)] {
+            match map.get_mut(&k[c]) {
+                Some(set) => {
+                    set.insert(k.clone());
+                }
+                None => {
+                    map.insert(k[c].clone(), BTreeSet::from([k.clone()]));
+                }
+            }
+        }
         self.added.insert(k);
     }
     fn remove(&mut self, k: Key) {
-        if self.added.remove(&k) {
-            self.index(&k, false);
-        }
+        self.unadd(&k);
         self.removed.insert(k);
+    }
+    /// Takes `k` out of `added` and the indexes.
+    fn unadd(&mut self, k: &Key) {
+        if self.added.remove(k) {
+            for (map, c) in [(&mut self.by_s, 0), (&mut self.by_p, 1), (&mut self.by_o, 2)] {
+                if let Some(set) = map.get_mut(&k[c]) {
+                    set.remove(k);
+                }
+            }
+        }
     }
     fn clear(&mut self) {
         *self = GraphDelta { cleared: true, ..GraphDelta::default() };
-    }
-    fn index(&mut self, k: &Key, insert: bool) {
-        for (map, tok) in [(&mut self.by_s, &k[0]), (&mut self.by_p, &k[1]), (&mut self.by_o, &k[2])] {
-            if insert {
-                map.entry(tok.clone()).or_default().insert(k.clone());
-            } else if let Some(set) = map.get_mut(tok) {
-                set.remove(k);
-            }
-        }
     }
     /// Added quads matching the bound tokens, through the smallest index.
     pub fn added_matching<'a>(&'a self, s: Option<&str>, p: Option<&str>, o: Option<&str>) -> Vec<&'a Key> {
@@ -61,10 +76,10 @@ impl GraphDelta {
             .min_by_key(|x| x.0);
         let candidates: Box<dyn Iterator<Item = &Key>> = match pick {
             Some((_, Some(t), m)) => match m.get(t) {
-                Some(set) => Box::new(set.iter()),
+                Some(set) => Box::new(set.iter().map(|k| &**k)),
                 None => Box::new(std::iter::empty()),
             },
-            _ => Box::new(self.added.iter()),
+            _ => Box::new(self.added.iter().map(|k| &**k)),
         };
         candidates
             .filter(|k| {
@@ -74,7 +89,7 @@ impl GraphDelta {
     }
 }
 
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 pub struct Overlay {
     /// By the canonical graph token (`DEFAULT` or `<iri>`).
     pub graphs: HashMap<String, GraphDelta>,
@@ -98,6 +113,20 @@ fn graph_key(g: &Option<String>) -> String {
         None => term::DEFAULT_GRAPH.to_string(),
         Some(iri) => canonical(&Term::Iri(iri.clone())),
     }
+}
+
+fn key_of(q: &deltalog::Quad) -> Key {
+    let terms = q.to_terms();
+    std::array::from_fn(|c| canonical(&terms[c]))
+}
+
+fn base_has(store: &Store, cache: &ColumnCache, k: &Key) -> Result<bool, StoreError> {
+    if store.base.num_rows() == 0 {
+        return Ok(false);
+    }
+    let parse = |t: &str| term::parse_token(t).ok();
+    let pat = Pattern { s: parse(&k[0]), p: parse(&k[1]), o: parse(&k[2]), g: parse(&k[3]) };
+    Ok(!store.quads_for_pattern(&pat, cache)?.0.is_empty())
 }
 
 impl Overlay {
@@ -131,11 +160,39 @@ impl Overlay {
         Ok(ov)
     }
 
+    /// Folds one more entry in, as a writer does with the entries of the
+    /// request it is building (so later operations see earlier ones).
+    pub fn apply_entry(&mut self, e: &Entry, store: &Store, cache: &ColumnCache) -> Result<(), StoreError> {
+        self.apply(e);
+        if let Entry::Add(q) = e {
+            let key = key_of(q);
+            let g = self.graphs.get_mut(&key[3]).expect("apply created the graph");
+            if !g.cleared && base_has(store, cache, &key)? {
+                g.unadd(&key);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the view (base ⊕ this overlay) holds the quad.
+    pub fn contains(
+        &self,
+        q: &deltalog::Quad,
+        store: &Store,
+        cache: &ColumnCache,
+    ) -> Result<bool, StoreError> {
+        let key = key_of(q);
+        match self.graphs.get(&key[3]) {
+            Some(g) if g.added.contains(&key) => Ok(true),
+            Some(g) if g.cleared || g.removed.contains(&key) => Ok(false),
+            _ => base_has(store, cache, &key),
+        }
+    }
+
     fn apply(&mut self, e: &Entry) {
         match e {
             Entry::Add(q) | Entry::Remove(q) => {
-                let terms = q.to_terms();
-                let key: Key = std::array::from_fn(|c| canonical(&terms[c]));
+                let key = key_of(q);
                 let g = self.graphs.entry(key[3].clone()).or_default();
                 if matches!(e, Entry::Add(_)) {
                     g.add(key)
@@ -160,15 +217,12 @@ impl Overlay {
             }
             let mut in_base = Vec::new();
             for k in &g.added {
-                let parse = |t: &str| term::parse_token(t).ok();
-                let pat = Pattern { s: parse(&k[0]), p: parse(&k[1]), o: parse(&k[2]), g: parse(&k[3]) };
-                if !store.quads_for_pattern(&pat, cache)?.0.is_empty() {
+                if base_has(store, cache, k)? {
                     in_base.push(k.clone());
                 }
             }
             for k in in_base {
-                g.added.remove(&k);
-                g.index(&k, false);
+                g.unadd(&k);
             }
         }
         Ok(())

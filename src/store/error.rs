@@ -28,6 +28,11 @@ pub enum StoreError {
         path: PathBuf,
         detail: String,
     },
+    /// Another process holds the writer lock (`holder` is what it wrote there).
+    Locked {
+        path: PathBuf,
+        holder: String,
+    },
 }
 
 impl StoreError {
@@ -64,6 +69,11 @@ impl fmt::Display for StoreError {
                 write!(f, "{}: {context}: {detail}", path.display())
             }
             StoreError::NotAStore { path, detail } => write!(f, "{}: {detail}", path.display()),
+            StoreError::Locked { path, holder } => write!(
+                f,
+                "{}: store is locked by {holder}; retry later or pass --wait SECONDS",
+                path.display()
+            ),
         }
     }
 }

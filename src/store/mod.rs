@@ -23,6 +23,8 @@ pub mod layout;
 pub mod open;
 #[cfg(feature = "full")]
 pub mod read;
+#[cfg(feature = "full")]
+pub mod writer;
 
 #[cfg(feature = "full")]
 pub use error::StoreError;

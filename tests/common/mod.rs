@@ -77,3 +77,17 @@ pub fn check_fixture(rel: &str, bytes: &[u8]) {
         std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (run with COTTAS_BLESS=1)", path.display()));
     assert_eq!(on_disk, bytes, "fixture {rel} differs from the expected bytes");
 }
+
+/// The binary under test.
+pub fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cottas-tui"))
+}
+
+/// A chunk dir `dir/chunk` imported from fixtures/cottas_sample.nq.
+pub fn sample_store(dir: &std::path::Path) -> PathBuf {
+    let out = dir.join("chunk");
+    let src = repo().join("fixtures/cottas_sample.nq");
+    cottas_tui::import::import(&cottas_tui::import::ImportOptions::new(vec![src], out.clone()), |_| {})
+        .unwrap();
+    out
+}

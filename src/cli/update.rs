@@ -1,0 +1,69 @@
+//! `cottas-tui update CHUNK_DIR`: SPARQL 1.1 Update, one durable delta-log
+//! batch per request. Each committed request prints its receipt on stdout
+//! after the fsync; notes and repairs go to stderr.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use crate::sparql::update::Updater;
+
+#[derive(clap::Args, Debug)]
+pub struct UpdateArgs {
+    /// The chunk dir (holding `current` and data.deltalog).
+    pub target: PathBuf,
+    /// An update request; repeat to apply several, each its own batch, in order.
+    #[arg(short = 'e', long = "execute", value_name = "UPDATE")]
+    pub requests: Vec<String>,
+    /// Read a request from a file; repeatable. Without -e or -f, stdin.
+    #[arg(short, long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// When another writer holds the lock, wait up to this long for it.
+    #[arg(long, value_name = "SECONDS")]
+    pub wait: Option<f64>,
+}
+
+pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let mut texts = args.requests.clone();
+    for f in &args.files {
+        texts.push(std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?);
+    }
+    if texts.is_empty() {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).context("reading the update from stdin")?;
+        texts.push(s);
+    }
+    let mut updater = Updater::open(&args.target, args.wait.map(Duration::from_secs_f64))?;
+    let w = updater.writer();
+    if w.created {
+        eprintln!("cottas-tui: created {} (there was no delta log)", w.path.display());
+    }
+    if let Some(cut) = &w.cut {
+        eprintln!(
+            "cottas-tui: cut {} bytes at offset {} from {} ({}); they are saved in {}",
+            cut.len,
+            cut.offset,
+            w.path.display(),
+            cut.reason.as_str(),
+            cut.saved_to.display()
+        );
+    }
+    for (i, text) in texts.iter().enumerate() {
+        let outcome = updater.apply(text).with_context(|| {
+            if texts.len() > 1 {
+                format!("request {} of {} (the ones before it are committed)", i + 1, texts.len())
+            } else {
+                "the request (nothing was appended)".to_string()
+            }
+        })?;
+        for n in &outcome.notes {
+            eprintln!("cottas-tui: note: {n}");
+        }
+        writeln!(out, "{outcome}")?;
+        out.flush()?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

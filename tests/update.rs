@@ -1,0 +1,349 @@
+//! The write path end to end: `cottas-tui update` and the library writer on
+//! real stores, with real locks, torn tails and epoch markers.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use cottas_tui::format::deltalog::{self, Batch, Entry, Object, Quad, StopReason, Subject};
+use cottas_tui::format::epoch;
+use cottas_tui::format::term;
+use cottas_tui::format::transport::Transport;
+use cottas_tui::sparql::update::Updater;
+use cottas_tui::store::delta::Overlay;
+use cottas_tui::store::open::Store;
+use cottas_tui::store::read::ColumnCache;
+use cottas_tui::store::writer::{LogWriter, WriterLock};
+
+const EX: &str = "https://example.org";
+
+use common::{bin, sample_store as store};
+
+fn update(chunk: &Path, requests: &[&str]) -> Output {
+    let mut c = bin();
+    c.arg("update").arg(chunk);
+    for r in requests {
+        c.args(["-e", r]);
+    }
+    c.output().unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn log_of(chunk: &Path) -> deltalog::DeltaLog {
+    deltalog::decode(&std::fs::read(chunk.join("data.deltalog")).unwrap()).result.unwrap()
+}
+
+fn count(chunk: &Path, query: &str) -> String {
+    let o = bin().arg("query").arg(chunk).args(["-e", query, "--format", "csv"]).output().unwrap();
+    ok(&o).lines().nth(1).unwrap_or_default().trim().to_string()
+}
+
+const ALL: &str = "SELECT (COUNT(*) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }";
+
+fn lit(s: &str) -> Object {
+    Object::Literal { lexical: s.into(), datatype: term::XSD_STRING.into(), language: None }
+}
+
+fn quad(s: &str, o: &str) -> Quad {
+    Quad {
+        subject: Subject::Iri(format!("{EX}/{s}")),
+        predicate: format!("{EX}/p"),
+        object: lit(o),
+        graph: None,
+    }
+}
+
+#[test]
+fn one_batch_per_request_and_no_op_requests_append_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let out = ok(&update(
+        &chunk,
+        &[
+            "INSERT DATA { <https://example.org/a> <https://example.org/p> 1, 2 }",
+            "DELETE DATA { <https://example.org/a> <https://example.org/p> 1 }",
+        ],
+    ));
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("batch seq=1 epoch=1: +2 \u{2212}0, 0 graph ops"), "{out}");
+    assert!(lines[1].starts_with("batch seq=2 epoch=1: +0 \u{2212}1, 0 graph ops"), "{out}");
+    let log = log_of(&chunk);
+    assert_eq!(log.batches.len(), 2);
+    assert_eq!(log.leftover.reason, StopReason::CleanEnd);
+
+    let len = std::fs::metadata(chunk.join("data.deltalog")).unwrap().len();
+    // Already there, already gone, an empty graph cleared: nothing changes.
+    let out = ok(&update(
+        &chunk,
+        &["INSERT DATA { <https://example.org/a> <https://example.org/p> 2 } ; DELETE DATA { <https://example.org/a> <https://example.org/p> 1 } ; CLEAR SILENT GRAPH <https://example.org/none>"],
+    ));
+    assert!(out.starts_with("no change"), "{out}");
+    assert_eq!(std::fs::metadata(chunk.join("data.deltalog")).unwrap().len(), len);
+    assert_eq!(count(&chunk, ALL), "6");
+}
+
+#[test]
+fn a_failing_operation_leaves_the_whole_request_unapplied() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let before = std::fs::read(chunk.join("data.deltalog")).unwrap();
+    let o = update(&chunk, &["INSERT DATA { <https://example.org/x> <https://example.org/p> 1 } ; CLEAR GRAPH <https://example.org/none>"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no such graph") && err.contains("nothing was appended"), "{err}");
+    assert_eq!(std::fs::read(chunk.join("data.deltalog")).unwrap(), before);
+
+    let o = update(&chunk, &["INSERT DATA { <a> <b> "]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("at 1:"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(chunk.join("data.deltalog")).unwrap(), before);
+}
+
+#[test]
+fn graph_operations_expand_to_concrete_graphs() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    // The sample has the default graph and two named graphs.
+    ok(&update(&chunk, &["CLEAR NAMED"]));
+    let log = log_of(&chunk);
+    let entries = &log.batches[0].batch.entries;
+    assert_eq!(
+        entries,
+        &vec![
+            Entry::clear(Some(format!("{EX}/graph/docs"))),
+            Entry::clear(Some(format!("{EX}/graph/people"))),
+        ]
+    );
+    assert_eq!(count(&chunk, ALL), "1");
+    ok(&update(&chunk, &["DROP ALL"]));
+    assert_eq!(log_of(&chunk).batches[1].batch.entries, vec![Entry::clear(None)]);
+    assert_eq!(count(&chunk, ALL), "0");
+    ok(&update(&chunk, &["CREATE GRAPH <https://example.org/new>"]));
+    assert_eq!(log_of(&chunk).batches[2].batch.entries, vec![Entry::create(format!("{EX}/new"))]);
+    let o = update(&chunk, &["CREATE GRAPH <https://example.org/new> ; INSERT DATA { GRAPH <https://example.org/new> { <https://example.org/s> <https://example.org/p> 1 } }"]);
+    ok(&o);
+    let o = update(&chunk, &["CREATE GRAPH <https://example.org/new>"]);
+    assert_eq!(o.status.code(), Some(1), "creating a graph that has quads fails without SILENT");
+    ok(&update(&chunk, &["CREATE SILENT GRAPH <https://example.org/new>"]));
+}
+
+#[test]
+fn where_clauses_with_using_and_with_and_copy_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    ok(&update(
+        &chunk,
+        &["WITH <https://example.org/graph/people> DELETE { ?s <https://example.org/name> ?n } INSERT { ?s <https://example.org/label> ?n } WHERE { ?s <https://example.org/name> ?n }"],
+    ));
+    let labels = "SELECT (COUNT(*) AS ?n) { GRAPH <https://example.org/graph/people> { ?s <https://example.org/label> ?o } }";
+    assert_eq!(count(&chunk, labels), "2");
+    ok(&update(
+        &chunk,
+        &["INSERT { GRAPH <https://example.org/copy> { ?s ?p ?o } } USING <https://example.org/graph/docs> WHERE { ?s ?p ?o }"],
+    ));
+    assert_eq!(
+        count(&chunk, "SELECT (COUNT(*) AS ?n) { GRAPH <https://example.org/copy> { ?s ?p ?o } }"),
+        "1"
+    );
+    ok(&update(&chunk, &["MOVE <https://example.org/copy> TO <https://example.org/moved>"]));
+    assert_eq!(
+        count(&chunk, "SELECT (COUNT(*) AS ?n) { GRAPH <https://example.org/copy> { ?s ?p ?o } }"),
+        "0"
+    );
+    assert_eq!(
+        count(&chunk, "SELECT (COUNT(*) AS ?n) { GRAPH <https://example.org/moved> { ?s ?p ?o } }"),
+        "1"
+    );
+    ok(&update(&chunk, &["DELETE WHERE { GRAPH <https://example.org/moved> { ?s ?p ?o } }"]));
+    assert_eq!(
+        count(&chunk, "SELECT (COUNT(*) AS ?n) { GRAPH <https://example.org/moved> { ?s ?p ?o } }"),
+        "0"
+    );
+}
+
+#[test]
+fn load_reads_local_files_and_names_the_bad_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    std::fs::write(
+        dir.path().join("more.nt"),
+        "<https://example.org/l> <https://example.org/p> _:x .\n_:x <https://example.org/p> \"y\" .\n",
+    )
+    .unwrap();
+    let o = bin()
+        .current_dir(dir.path())
+        .args(["update", "chunk", "-e", "LOAD <more.nt> INTO GRAPH <https://example.org/loaded>"])
+        .output()
+        .unwrap();
+    assert!(ok(&o).contains("+2"));
+    let file_iri = format!("file://{}", dir.path().join("more.nt").display());
+    // Loading again gives fresh blank nodes: one quad without blank nodes is
+    // already there, the other two are new.
+    let o = update(&chunk, &[&format!("LOAD <{file_iri}> INTO GRAPH <https://example.org/loaded>")]);
+    assert!(ok(&o).contains("+2"), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        count(&chunk, "SELECT (COUNT(*) AS ?n) { GRAPH <https://example.org/loaded> { ?s ?p ?o } }"),
+        "4"
+    );
+
+    std::fs::write(
+        dir.path().join("bad.nt"),
+        "<https://example.org/l> <https://example.org/p> \"1\" .\n<broken\n",
+    )
+    .unwrap();
+    let bad = format!("file://{}", dir.path().join("bad.nt").display());
+    let o = update(&chunk, &[&format!("LOAD <{bad}>")]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.nt") && err.contains("line 2"), "{err}");
+    ok(&update(&chunk, &[&format!("LOAD SILENT <{bad}>")]));
+    let o = update(&chunk, &["LOAD <http://example.org/remote.nt>"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn a_second_writer_is_told_who_holds_the_lock_or_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let lock = WriterLock::acquire(&chunk, None).unwrap();
+    let o = update(&chunk, &["INSERT DATA { <https://example.org/a> <https://example.org/p> 1 }"]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("store is locked by pid {} (since 20", std::process::id())), "{err}");
+    assert_eq!(log_of(&chunk).batches.len(), 0);
+
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(400));
+        drop(lock);
+    });
+    let mut c = bin();
+    c.arg("update").arg(&chunk).args([
+        "--wait",
+        "20",
+        "-e",
+        "INSERT DATA { <https://example.org/a> <https://example.org/p> 1 }",
+    ]);
+    let o = c.output().unwrap();
+    release.join().unwrap();
+    assert!(ok(&o).contains("seq=1"));
+}
+
+#[test]
+fn a_torn_tail_is_cut_and_kept_before_appending() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let good = Batch { seq: 41, epoch: 1, entries: vec![Entry::add(quad("t", "1"))] };
+    let mut bytes = deltalog::encode_batches(std::slice::from_ref(&good), Transport::Raw);
+    let committed = bytes.len() as u64;
+    let torn = deltalog::encode_batch(
+        &Batch { seq: 42, epoch: 1, entries: vec![Entry::add(quad("t", "2"))] },
+        Transport::Raw,
+    );
+    let tail = &torn[..torn.len() - 5];
+    bytes.extend_from_slice(tail);
+    std::fs::write(chunk.join("data.deltalog"), &bytes).unwrap();
+
+    let o = update(&chunk, &["INSERT DATA { <https://example.org/t> <https://example.org/p> \"3\" }"]);
+    let out = ok(&o);
+    assert!(out.contains("seq=42"), "the seq continues from the last committed batch: {out}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("cut {} bytes at offset {committed}", tail.len())), "{err}");
+    let saved: Vec<PathBuf> = std::fs::read_dir(&chunk)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("data.deltalog.cut-at-{committed}."))
+        })
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert_eq!(std::fs::read(&saved[0]).unwrap(), tail);
+    let log = log_of(&chunk);
+    assert_eq!(log.batches.len(), 2);
+    assert_eq!(log.leftover.reason, StopReason::CleanEnd);
+    assert_eq!(log.batches[1].offset, committed);
+    assert_eq!(count(&chunk, "SELECT (COUNT(*) AS ?n) { <https://example.org/t> ?p ?o }"), "2");
+}
+
+#[test]
+fn epochs_follow_the_marker_of_current_and_a_missing_log_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    std::fs::write(chunk.join("v1/data.compacted-epoch"), epoch::encode(&epoch::EpochMarker::new(5)))
+        .unwrap();
+    std::fs::remove_file(chunk.join("data.deltalog")).unwrap();
+    let o = update(&chunk, &["INSERT DATA { <https://example.org/e> <https://example.org/p> 1 }"]);
+    assert!(ok(&o).contains("seq=1 epoch=6"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("created"));
+    std::fs::remove_file(chunk.join("v1/data.compacted-epoch")).unwrap();
+    let o = update(&chunk, &["INSERT DATA { <https://example.org/e> <https://example.org/p> 2 }"]);
+    assert!(ok(&o).contains("seq=2 epoch=1"), "no marker: epoch 1");
+    // Both are visible: nothing was stamped at or below a marker.
+    assert_eq!(count(&chunk, "SELECT (COUNT(*) AS ?n) { <https://example.org/e> ?p ?o }"), "2");
+}
+
+#[test]
+fn updates_go_to_a_chunk_dir_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let o = update(&chunk.join("v1"), &["INSERT DATA { <https://example.org/e> <https://example.org/p> 1 }"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("chunk dir"));
+}
+
+#[test]
+fn a_query_keeps_its_snapshot_while_a_writer_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let store = Store::open(&chunk).unwrap();
+    let cache = ColumnCache::new(16 << 20);
+    let before = Overlay::load(&store, &cache).unwrap();
+    Updater::open(&chunk, None)
+        .unwrap()
+        .apply("INSERT DATA { <https://example.org/n> <https://example.org/p> 1 }")
+        .unwrap();
+    assert!(before.graphs.is_empty(), "an overlay loaded earlier does not change");
+    let after = Overlay::load(&store, &cache).unwrap();
+    assert_eq!(after.batches_visible, 1);
+
+    // Every batch adds two quads; a reader that ever saw half a batch would
+    // count an odd number.
+    let writer_chunk = chunk.clone();
+    let writer = std::thread::spawn(move || {
+        let mut u = Updater::open(&writer_chunk, None).unwrap();
+        for i in 0..60 {
+            u.apply(&format!("INSERT DATA {{ <https://example.org/pair{i}> <https://example.org/p> 1, 2 }}"))
+                .unwrap();
+        }
+    });
+    let mut seen = std::collections::BTreeSet::new();
+    while !writer.is_finished() {
+        let store = Store::open(&chunk).unwrap();
+        let ov = Overlay::load(&store, &cache).unwrap();
+        let added: usize = ov.graphs.values().map(|g| g.added.len()).sum();
+        assert_eq!((added - 1) % 2, 0, "a reader saw part of a batch: {added}");
+        seen.insert(added);
+    }
+    writer.join().unwrap();
+    assert!(seen.len() > 1, "the reader ran alongside the writer: {seen:?}");
+}
+
+#[test]
+fn the_library_writer_refuses_invalid_entries_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let mut w = LogWriter::open(&chunk, None).unwrap();
+    let bad = Quad { predicate: "no-colon".into(), ..quad("a", "1") };
+    assert!(w.append(vec![Entry::add(bad)]).is_err());
+    assert!(w.append(vec![]).unwrap().is_none());
+    drop(w);
+    assert_eq!(std::fs::metadata(chunk.join("data.deltalog")).unwrap().len(), deltalog::HEADER_LEN);
+}
