@@ -27,17 +27,7 @@ use cottas_tui::store::read::ColumnCache;
 const KILLS: usize = 300;
 const PER_CHILD: usize = 25;
 
-/// splitmix64: a deterministic schedule, so a failure can be replayed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+use common::Rng;
 
 fn request(n: usize) -> String {
     format!("INSERT DATA {{ <https://example.org/k{n}> <https://example.org/p> \"{n}\" }}")

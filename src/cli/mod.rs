@@ -13,6 +13,7 @@ pub mod inventory;
 pub mod query;
 pub mod store_cmds;
 pub mod update;
+pub mod versions;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -50,6 +51,14 @@ pub enum Command {
     Query(query::QueryArgs),
     /// Apply SPARQL 1.1 Update requests: one durable delta-log batch each (exit 3 when locked).
     Update(update::UpdateArgs),
+    /// Fold base ⊕ delta into a new version and make it current (writers keep writing).
+    Compact(versions::CompactArgs),
+    /// List the versions of a chunk, and debris of interrupted operations.
+    Versions(versions::VersionsArgs),
+    /// Remove old versions and debris (dry run unless --yes).
+    Gc(versions::GcArgs),
+    /// Point `current` at an older version (only with an empty log, or --force).
+    Rollback(versions::RollbackArgs),
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -160,6 +169,10 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
         (Some(Command::Lookup(args)), _) => store_cmds::run_lookup(&args, out),
         (Some(Command::Query(args)), _) => query::run(&args, out),
         (Some(Command::Update(args)), _) => update::run(&args, out),
+        (Some(Command::Compact(args)), _) => versions::run_compact(&args, out),
+        (Some(Command::Versions(args)), _) => versions::run_versions(&args, out),
+        (Some(Command::Gc(args)), _) => versions::run_gc(&args, out),
+        (Some(Command::Rollback(args)), _) => versions::run_rollback(&args, out),
         (None, Some(path)) => inventory::run(&path, out),
         (None, None) => inventory::demo(&inventory::DemoArgs::default(), out),
     }

@@ -6,7 +6,7 @@
 //! directory beside the target, fsynced, and renamed into place only at the
 //! end: a failed or interrupted import leaves nothing behind.
 
-mod ids;
+pub(crate) mod ids;
 pub mod input;
 mod render;
 pub mod sort;
@@ -23,12 +23,12 @@ use oxttl::{NQuadsParser, NTriplesParser, TriGParser, TurtleParseError, TurtlePa
 
 use crate::format::deltalog;
 use crate::format::epoch::{self, EpochMarker};
-use crate::store::base_writer::{BaseOptions, BaseWriter};
+use crate::store::base_writer::BaseOptions;
 use crate::store::fsutil::{replace_symlink, sync_dir, write_synced};
 use crate::store::layout::{BASE, LOG, MARKER};
 use crate::store::sidecars;
+use crate::store::version_sink::VersionSink;
 use crate::store::StoreError;
-use parquet::data_type::ByteArray;
 
 #[derive(Clone, Debug)]
 pub struct ImportOptions {
@@ -337,68 +337,32 @@ fn run(
     });
     let v1 = tmp.join("v1");
     let base_path = v1.join(BASE);
-    let mut writer = BaseWriter::create(&base_path, &opts.base)
-        .map_err(|e| StoreError::parquet(&base_path, "writing", e))?;
-    let rg_size = opts.base.row_group_size.max(1);
-    // Encoding and compressing a row group runs on its own thread while the
-    // merge produces the next one.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<[Vec<ByteArray>; 4]>(2);
-    let write_thread = std::thread::spawn(move || -> parquet::errors::Result<Vec<usize>> {
-        for columns in rx {
-            writer.write_columns(columns)?;
-        }
-        writer.finish()
-    });
-    // One row group's cells, one byte arena per column: Parquet gets slices
-    // of it (reference counts), not an allocation per cell.
-    let mut arena: [Vec<u8>; 4] = Default::default();
-    let mut starts: [Vec<usize>; 4] = Default::default();
-    let mut collector = ids::IdCollector::new(&spill_dir).map_err(io_err(&spill_dir))?;
-    let flush = |arena: &mut [Vec<u8>; 4], starts: &mut [Vec<usize>; 4]| -> [Vec<ByteArray>; 4] {
-        std::array::from_fn(|c| {
-            let bytes = bytes::Bytes::from(std::mem::take(&mut arena[c]));
-            let s = std::mem::take(&mut starts[c]);
-            (0..s.len())
-                .map(|i| ByteArray::from(bytes.slice(s[i]..s.get(i + 1).copied().unwrap_or(bytes.len()))))
-                .collect()
-        })
-    };
+    let mut sink = VersionSink::create(&v1, &spill_dir, &opts.base)?;
+    let mut cols: [Vec<u8>; 4] = Default::default();
     let merged = sorter.finish(|key| {
-        let at = sort::decode_key_into(key, &mut arena);
-        let cell = |c: usize| -> &[u8] { &arena[c][at[c]..] };
-        collector.push([cell(0), cell(1), cell(2), cell(3)])?;
-        for c in 0..4 {
-            starts[c].push(at[c]);
-        }
-        summary.distinct += 1;
-        if starts[0].len() == rg_size && tx.send(flush(&mut arena, &mut starts)).is_err() {
-            return Err(io::Error::other("the base writer stopped"));
+        let at = sort::decode_key_into(key, &mut cols);
+        // The sort already yields distinct rows in SPOG order.
+        sink.push_unchecked(std::array::from_fn(|c| &cols[c][at[c]..]), false)?;
+        for c in &mut cols {
+            c.clear();
         }
         Ok(())
     });
-    if merged.is_ok() && !starts[0].is_empty() {
-        let _ = tx.send(flush(&mut arena, &mut starts));
-    }
-    drop(tx);
-    let written =
-        write_thread.join().map_err(|_| ImportError::Usage("the base writer thread panicked".into()))?;
-    // A writer error explains a stopped merge better than the merge's own error.
-    let rg_sizes = written.map_err(|e| StoreError::parquet(&base_path, "writing the base", e))?;
-    merged.map_err(io_err(&spill_dir))?;
-
     progress(&Progress {
         phase: Phase::Indexing,
         quads: summary.parsed,
         elapsed: started.elapsed().as_secs_f64(),
     });
-    let (dicts, parts) = collector.finish(&rg_sizes).map_err(io_err(&spill_dir))?;
-    // The g dictionary is the set of graphs; only DEFAULT is not a named one.
-    summary.graphs =
-        dicts[3].tokens().filter(|t| *t != crate::format::term::DEFAULT_GRAPH.as_bytes()).count() as u64;
-    for (suffix, bytes) in sidecars::Sidecars::new(dicts, parts).files() {
-        let path = v1.join(format!("{BASE}{suffix}"));
-        write_synced(&path, &bytes).map_err(io_err(&path))?;
-    }
+    // A writer error explains a stopped merge better than the merge's own error.
+    let written = match merged {
+        Ok(()) => sink.finish()?,
+        Err(e) => {
+            sink.finish()?;
+            return Err(io_err(&spill_dir)(e));
+        }
+    };
+    summary.distinct = written.rows;
+    summary.graphs = written.graphs;
     fs::remove_dir_all(&spill_dir).map_err(io_err(&spill_dir))?;
     let marker = v1.join(MARKER);
     write_synced(&marker, &epoch::encode(&EpochMarker::new(0))).map_err(io_err(&marker))?;

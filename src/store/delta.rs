@@ -145,8 +145,20 @@ impl Overlay {
         if log.leftover.reason != StopReason::CleanEnd {
             ov.leftover = Some((log.leftover.offset, log.leftover.len, log.leftover.reason));
         }
+        let mut folded = Overlay::from_batches(store, cache, &log.batches)?;
+        folded.leftover = ov.leftover;
+        Ok(folded)
+    }
+
+    /// Folds the batches (already decoded) that the store's marker lets through.
+    pub fn from_batches(
+        store: &Store,
+        cache: &ColumnCache,
+        batches: &[deltalog::BatchFrame],
+    ) -> Result<Overlay, StoreError> {
+        let mut ov = Overlay::default();
         let marker = store.marker.map(|m| m.epoch);
-        for frame in &log.batches {
+        for frame in batches {
             if marker.is_some_and(|ce| frame.batch.epoch <= ce) {
                 ov.batches_shadowed += 1;
                 continue;

@@ -8,6 +8,8 @@ pub mod base;
 #[cfg(feature = "full")]
 pub mod base_writer;
 #[cfg(feature = "full")]
+pub mod compact;
+#[cfg(feature = "full")]
 pub mod delta;
 #[cfg(feature = "full")]
 pub mod demo;
@@ -23,6 +25,10 @@ pub mod layout;
 pub mod open;
 #[cfg(feature = "full")]
 pub mod read;
+#[cfg(feature = "full")]
+pub mod version_sink;
+#[cfg(feature = "full")]
+pub mod versions;
 #[cfg(feature = "full")]
 pub mod writer;
 

@@ -136,8 +136,9 @@ pub struct LogWriter {
 }
 
 /// Debug pauses for crash tests: `COTTAS_TUI_DEBUG_PAUSE=before-write=5,mid-write=5,before-fsync=5`
-/// (milliseconds). Read once; absent in normal use.
-fn pause(point: &str) {
+/// (milliseconds; the compactor has its own points). Read once; absent in
+/// normal use. A pause announces itself on stderr so a test can kill there.
+pub fn debug_pause(point: &str) {
     static PAUSES: OnceLock<Vec<(String, u64)>> = OnceLock::new();
     let pauses = PAUSES.get_or_init(|| {
         std::env::var("COTTAS_TUI_DEBUG_PAUSE")
@@ -148,6 +149,7 @@ fn pause(point: &str) {
             .collect()
     });
     if let Some((_, ms)) = pauses.iter().find(|(k, _)| k == point) {
+        eprintln!("cottas-tui: debug pause at {point} for {ms} ms");
         std::thread::sleep(Duration::from_millis(*ms));
     }
 }
@@ -264,14 +266,14 @@ impl LogWriter {
     fn write_frame(&mut self, frame: &[u8]) -> Result<(), StoreError> {
         let io = |e| StoreError::io(&self.path, e);
         self.file.seek(SeekFrom::Start(self.end)).map_err(io)?;
-        pause("before-write");
+        debug_pause("before-write");
         let half = frame.len() / 2;
         let written = self
             .file
             .write_all(&frame[..half])
-            .map(|_| pause("mid-write"))
+            .map(|_| debug_pause("mid-write"))
             .and_then(|_| self.file.write_all(&frame[half..]))
-            .map(|_| pause("before-fsync"))
+            .map(|_| debug_pause("before-fsync"))
             .and_then(|_| self.file.sync_data());
         if let Err(e) = written {
             // Leave no torn frame of our own behind; if even this fails, the

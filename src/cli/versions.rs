@@ -1,0 +1,217 @@
+//! `compact`, `versions`, `gc` and `rollback`: version management on the
+//! command line, over `store::compact` and `store::versions`.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use humansize::{format_size, BINARY};
+
+use crate::store::base_writer::BaseOptions;
+use crate::store::compact::{self, CompactOptions, CompactProgress};
+use crate::store::versions;
+
+#[derive(clap::Args, Debug)]
+pub struct CompactArgs {
+    /// The chunk dir.
+    pub target: PathBuf,
+    /// Print what would be folded and exit.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Wait up to this long for the writer lock at the swap (default 30).
+    #[arg(long, value_name = "SECONDS")]
+    pub wait: Option<f64>,
+    /// No progress display.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Show progress even when stderr is not a terminal (one line per phase).
+    #[arg(long, conflicts_with = "quiet")]
+    pub progress: bool,
+}
+
+pub fn run_compact(args: &CompactArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let plan = compact::plan(&args.target)?;
+    if args.dry_run {
+        writeln!(out, "{plan}")?;
+        writeln!(out, "dry run: nothing written")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if plan.nothing_to_fold() {
+        writeln!(
+            out,
+            "compact: nothing to fold ({} has no visible batch); nothing written",
+            plan.chunk.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tty = std::io::stderr().is_terminal();
+    let show = args.progress || (!args.quiet && tty);
+    let started = Instant::now();
+    let mut last = Instant::now();
+    let mut last_phase = None;
+    let progress = |p: &CompactProgress| {
+        let new_phase = last_phase != Some(p.phase);
+        if show && (new_phase || last.elapsed().as_millis() > 100) {
+            last = Instant::now();
+            last_phase = Some(p.phase);
+            let pct = if p.rows_total > 0 { 100.0 * p.rows_done as f64 / p.rows_total as f64 } else { 100.0 };
+            let line = format!(
+                "{:<11} {:>12}/{} rows {:>5.1}%  {:>10} written  epochs {}→{}  {:>6.2}s",
+                p.phase.as_str(),
+                p.rows_done,
+                p.rows_total,
+                pct,
+                format_size(p.bytes_written, BINARY),
+                p.epochs.0.map_or("none".into(), |e| e.to_string()),
+                p.epochs.1,
+                started.elapsed().as_secs_f64()
+            );
+            if tty {
+                eprint!("\r\x1b[2K{line}");
+            } else if new_phase {
+                eprintln!("{line}");
+            }
+        }
+    };
+    let opts = CompactOptions { base: BaseOptions::default(), wait: args.wait.map(Duration::from_secs_f64) };
+    let result = compact::compact(&args.target, &opts, progress);
+    if show && tty {
+        eprint!("\r\x1b[2K");
+    }
+    writeln!(out, "{}", result?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct VersionsArgs {
+    /// The chunk dir.
+    pub target: PathBuf,
+    /// Machine-readable output (schema `cottas-tui.versions/1`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run_versions(args: &VersionsArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let listing = versions::list(&args.target)?;
+    if args.json {
+        let mut v = serde_json::to_value(&listing)?;
+        v["schema"] = "cottas-tui.versions/1".into();
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(
+        out,
+        "{:<8} {:<8} {:>12} {:>7} {:>11}  {:<20}  status",
+        "version", "current", "quads", "marker", "size", "created"
+    )?;
+    for v in &listing.versions {
+        writeln!(
+            out,
+            "{:<8} {:<8} {:>12} {:>7} {:>11}  {:<20}  {}",
+            v.name,
+            if v.is_current { "*" } else { "" },
+            v.quads.map_or("?".into(), |q| q.to_string()),
+            v.marker.map_or("none".into(), |m| m.to_string()),
+            format_size(v.bytes, BINARY),
+            v.created.clone().unwrap_or_default(),
+            v.problem.clone().unwrap_or_else(|| "complete".into())
+        )?;
+    }
+    if listing.current.is_none() {
+        writeln!(out, "no `current` link: readers open the highest complete version")?;
+    }
+    for d in &listing.debris {
+        let state = match d.live_pid {
+            Some(p) => format!("in use by running pid {p}"),
+            None => "stale; `gc` removes it".into(),
+        };
+        writeln!(
+            out,
+            "debris: {} — {} ({}), {state}",
+            d.path.display(),
+            d.what,
+            format_size(d.bytes, BINARY)
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct GcArgs {
+    /// The chunk dir.
+    pub target: PathBuf,
+    /// How many versions at or below `current` to keep (counting `current`).
+    #[arg(long, value_name = "N")]
+    pub keep: usize,
+    /// Remove them (without it, gc only prints what it would remove).
+    #[arg(long)]
+    pub yes: bool,
+    #[arg(long, value_name = "SECONDS")]
+    pub wait: Option<f64>,
+}
+
+pub fn run_gc(args: &GcArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let plan = versions::gc_plan(&args.target, args.keep)?;
+    if plan.is_empty() {
+        writeln!(out, "gc: nothing to remove (keeping {})", plan.keep.join(", "))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let verb = if args.yes { "removing" } else { "would remove" };
+    for v in &plan.remove_versions {
+        writeln!(
+            out,
+            "{verb} {} ({} quads, {})",
+            v.path.display(),
+            v.quads.unwrap_or(0),
+            format_size(v.bytes, BINARY)
+        )?;
+    }
+    for d in &plan.remove_debris {
+        writeln!(out, "{verb} {} ({})", d.path.display(), d.what)?;
+    }
+    writeln!(out, "keeping {}", plan.keep.join(", "))?;
+    if !args.yes {
+        writeln!(out, "dry run: {} would be freed; pass --yes to remove", format_size(plan.bytes(), BINARY))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let done = versions::gc_apply(&args.target, args.keep, args.wait.map(Duration::from_secs_f64))?;
+    writeln!(out, "gc: freed {}", format_size(done.bytes(), BINARY))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RollbackArgs {
+    /// The chunk dir.
+    pub target: PathBuf,
+    /// The version to make current, e.g. v2.
+    #[arg(long, value_name = "VERSION")]
+    pub to: String,
+    /// Roll back although the log holds batches (they then apply over the older base).
+    #[arg(long)]
+    pub force: bool,
+    #[arg(long, value_name = "SECONDS")]
+    pub wait: Option<f64>,
+}
+
+pub fn run_rollback(args: &RollbackArgs, out: &mut impl Write) -> Result<ExitCode> {
+    if crate::store::layout::version_number(&args.to).is_none() {
+        bail!("--to {:?}: expected a version name like v2", args.to);
+    }
+    let log = versions::log_contents(&args.target)?;
+    if log.batches > 0 && args.force {
+        writeln!(
+            out,
+            "the log holds {} batches ({} entries, epochs {}); they will apply over {} as they are",
+            log.batches,
+            log.entries,
+            log.epochs.map_or("-".into(), |(a, b)| format!("{a}..={b}")),
+            args.to
+        )?;
+    }
+    let previous =
+        versions::rollback(&args.target, &args.to, args.force, args.wait.map(Duration::from_secs_f64))?;
+    writeln!(out, "rollback: current {previous} -> {} (the other versions are untouched)", args.to)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,520 @@
+//! Compaction: fold base ⊕ visible delta into a fresh `vN+1`, then swap it in.
+//!
+//! The fold streams: base rows come out of `data.cottas` one row group at a
+//! time, already in SPOG order, and are merged with the sorted added quads of
+//! the overlay (removed quads and cleared graphs are skipped on the way), into
+//! the same [`VersionSink`] import uses. Memory is one row group plus the
+//! overlay, whatever the size of the base.
+//!
+//! Writers are not blocked while it folds. The fold works on a snapshot of the
+//! log (its committed prefix); the writer lock is taken only for the swap:
+//!
+//! 1. re-read the log; its first `snapshot` bytes must be unchanged (the
+//!    source-identity check the original compactor lacked), else abort;
+//! 2. batches committed after the snapshot are *carried*: re-stamped with
+//!    db_epoch = new marker + 1 (checksums recomputed). If there are any, the
+//!    log becomes snapshot + carried (temp, fsync, rename, dir fsync) — a
+//!    view that is right under the old marker *and* the new one;
+//! 3. flip `current` to `vN+1` (temp symlink, rename, dir fsync);
+//! 4. replace the log by header + carried (temp, fsync, rename, dir fsync).
+//!
+//! A crash anywhere leaves the pre-compaction view (current → old version) or
+//! the post-compaction view (current → new), each including every
+//! acknowledged write. An interrupted fold leaves `.vN.compact-tmp.<pid>`,
+//! which `versions` reports and `gc` removes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::delta::{canonical_token, GraphDelta, Key, Overlay};
+use super::fsutil::{replace_symlink, sync_dir, unix_now, utc_timestamp, write_synced};
+use super::layout::{self, Resolution, BASE, CURRENT, LOG, MARKER};
+use super::open::Store;
+use super::read::ColumnCache;
+use super::version_sink::VersionSink;
+use super::writer::{debug_pause, WriterLock};
+use super::StoreError;
+use crate::format::deltalog::{self, Batch, BatchFrame, Detail};
+use crate::format::epoch::{self, EpochMarker};
+use crate::format::term::DEFAULT_GRAPH;
+use crate::store::base_writer::BaseOptions;
+
+#[derive(Clone, Debug, Default)]
+pub struct CompactOptions {
+    pub base: BaseOptions,
+    /// How long to wait for the writer lock at the swap.
+    pub wait: Option<Duration>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactPhase {
+    Planning,
+    Folding,
+    Indexing,
+    Publishing,
+    Swapping,
+    Done,
+}
+
+impl CompactPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactPhase::Planning => "planning",
+            CompactPhase::Folding => "folding",
+            CompactPhase::Indexing => "indexing",
+            CompactPhase::Publishing => "publishing",
+            CompactPhase::Swapping => "swapping",
+            CompactPhase::Done => "done",
+        }
+    }
+}
+
+/// One progress event.
+#[derive(Clone, Debug)]
+pub struct CompactProgress {
+    pub phase: CompactPhase,
+    pub rows_done: u64,
+    /// Base rows plus added quads: an upper bound on the rows written.
+    pub rows_total: u64,
+    pub bytes_written: u64,
+    /// The epochs being folded: (old marker, new marker).
+    pub epochs: (Option<u64>, u64),
+}
+
+/// What a compaction will do (all `--dry-run` prints).
+#[derive(Clone, Debug)]
+pub struct CompactPlan {
+    pub chunk: PathBuf,
+    pub from_version: String,
+    pub to_version: String,
+    pub old_marker: Option<u64>,
+    pub new_marker: u64,
+    pub batches_folded: usize,
+    pub batches_shadowed: usize,
+    /// Lowest and highest db_epoch among the folded batches.
+    pub epoch_range: Option<(u64, u64)>,
+    pub adds: usize,
+    pub removes: usize,
+    pub graph_ops: usize,
+    pub base_rows: u64,
+    /// Committed bytes of the log in the snapshot, and what follows them.
+    pub log_committed: u64,
+    pub log_leftover: u64,
+}
+
+impl CompactPlan {
+    pub fn nothing_to_fold(&self) -> bool {
+        self.batches_folded == 0
+    }
+}
+
+impl std::fmt::Display for CompactPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let marker = |m: Option<u64>| m.map_or("none".to_string(), |m| m.to_string());
+        writeln!(f, "chunk:     {}", self.chunk.display())?;
+        writeln!(
+            f,
+            "base:      {} ({} quads, marker {})",
+            self.from_version,
+            self.base_rows,
+            marker(self.old_marker)
+        )?;
+        match self.epoch_range {
+            Some((lo, hi)) => writeln!(
+                f,
+                "fold:      {} batches, epochs {lo}..={hi}: +{} \u{2212}{}, {} graph ops ({} bytes of log)",
+                self.batches_folded, self.adds, self.removes, self.graph_ops, self.log_committed
+            )?,
+            None => writeln!(f, "fold:      nothing (no visible batch in the log)")?,
+        }
+        if self.batches_shadowed > 0 {
+            writeln!(
+                f,
+                "shadowed:  {} batches at or below the marker are already folded; dropped",
+                self.batches_shadowed
+            )?;
+        }
+        if self.log_leftover > 0 {
+            writeln!(
+                f,
+                "leftover:  {} uncommitted bytes after the log's last batch; kept in a cut file",
+                self.log_leftover
+            )?;
+        }
+        write!(f, "result:    {} with marker {}; `current` flips to it", self.to_version, self.new_marker)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CompactSummary {
+    pub plan: CompactPlan,
+    pub version_dir: PathBuf,
+    pub rows: u64,
+    pub bytes: u64,
+    /// Batches committed during the fold and carried into the new log.
+    pub carried: usize,
+    pub seconds: f64,
+    /// Time the writer lock was held.
+    pub lock_held: Duration,
+}
+
+impl std::fmt::Display for CompactSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "compact: OK {} -> {}: {} quads, {} bytes, marker {}, {} batches folded, {} carried; {:.2}s (writer lock held {:.1} ms)",
+            self.plan.from_version,
+            self.plan.to_version,
+            self.rows,
+            self.bytes,
+            self.plan.new_marker,
+            self.plan.batches_folded,
+            self.carried,
+            self.seconds,
+            self.lock_held.as_secs_f64() * 1e3
+        )
+    }
+}
+
+/// The log as the fold saw it.
+struct Snapshot {
+    bytes: Vec<u8>,
+    committed: u64,
+    batches: Vec<BatchFrame>,
+    transport: crate::format::transport::Transport,
+}
+
+fn read_log(path: &Path) -> Result<Snapshot, StoreError> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => deltalog::encode_header(),
+        Err(e) => return Err(StoreError::io(path, e)),
+    };
+    let log =
+        deltalog::decode_with(&bytes, Detail::None).result.map_err(|e| StoreError::from_format(path, &e))?;
+    Ok(Snapshot { committed: log.committed_len(), batches: log.batches, transport: log.transport, bytes })
+}
+
+fn chunk_store(chunk: &Path) -> Result<Store, StoreError> {
+    let store = Store::open(chunk)?;
+    if !matches!(store.layout.resolution, Resolution::ViaCurrent | Resolution::HighestVersion) {
+        return Err(StoreError::not_a_store(
+            chunk,
+            "compaction works on a chunk dir (holding `current` and data.deltalog)",
+        ));
+    }
+    Ok(store)
+}
+
+fn make_plan(chunk: &Path, store: &Store, snap: &Snapshot) -> Result<CompactPlan, StoreError> {
+    let old = store.marker.map(|m| m.epoch);
+    let visible: Vec<&Batch> =
+        snap.batches.iter().map(|f| &f.batch).filter(|b| old.is_none_or(|ce| b.epoch > ce)).collect();
+    let (mut adds, mut removes, mut graph_ops) = (0, 0, 0);
+    for b in &visible {
+        let (a, r, g) = super::writer::count_ops(&b.entries);
+        (adds, removes, graph_ops) = (adds + a, removes + r, graph_ops + g);
+    }
+    let lo = visible.iter().map(|b| b.epoch).min();
+    let hi = visible.iter().map(|b| b.epoch).max();
+    let next = layout::next_version(chunk)?;
+    Ok(CompactPlan {
+        chunk: chunk.to_path_buf(),
+        from_version: store
+            .layout
+            .version
+            .clone()
+            .unwrap_or_else(|| store.layout.version_dir.display().to_string()),
+        to_version: format!("v{next}"),
+        old_marker: old,
+        new_marker: old.unwrap_or(0).max(hi.unwrap_or(0)),
+        batches_folded: visible.len(),
+        batches_shadowed: snap.batches.len() - visible.len(),
+        epoch_range: lo.zip(hi),
+        adds,
+        removes,
+        graph_ops,
+        base_rows: store.base.num_rows(),
+        log_committed: snap.committed,
+        log_leftover: snap.bytes.len() as u64 - snap.committed,
+    })
+}
+
+/// What a compaction of `chunk` would fold, without writing anything.
+pub fn plan(chunk: &Path) -> Result<CompactPlan, StoreError> {
+    let store = chunk_store(chunk)?;
+    let snap = read_log(&chunk.join(LOG))?;
+    make_plan(chunk, &store, &snap)
+}
+
+/// Runs a compaction. `progress` is called at each phase and row group.
+pub fn compact(
+    chunk: &Path,
+    opts: &CompactOptions,
+    mut progress: impl FnMut(&CompactProgress),
+) -> Result<CompactSummary, StoreError> {
+    let started = Instant::now();
+    let store = chunk_store(chunk)?;
+    let log_path = chunk.join(LOG);
+    let snap = read_log(&log_path)?;
+    let plan = make_plan(chunk, &store, &snap)?;
+    let epochs = (plan.old_marker, plan.new_marker);
+    let event = |phase, rows_done, rows_total, bytes_written| CompactProgress {
+        phase,
+        rows_done,
+        rows_total,
+        bytes_written,
+        epochs,
+    };
+    progress(&event(CompactPhase::Planning, 0, 0, 0));
+    let cache = ColumnCache::new(64 << 20);
+    let overlay = Overlay::from_batches(&store, &cache, &snap.batches)?;
+
+    let tmp = chunk.join(format!(".{}.compact-tmp.{}", plan.to_version, std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+    let result = fold_into(&tmp, &store, &overlay, opts, &mut |done, total, bytes| {
+        progress(&event(CompactPhase::Folding, done, total, bytes))
+    });
+    let written = match result {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+    progress(&event(CompactPhase::Indexing, written.rows, written.rows, written.base_bytes));
+    write_synced(&tmp.join(MARKER), &epoch::encode(&EpochMarker::new(plan.new_marker)))
+        .map_err(|e| StoreError::io(&tmp.join(MARKER), e))?;
+    write_summary(&tmp, &plan, &written)?;
+    sync_dir(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+
+    progress(&event(CompactPhase::Publishing, written.rows, written.rows, written.base_bytes));
+    debug_pause("compact-before-publish");
+    let version_dir = chunk.join(&plan.to_version);
+    if version_dir.exists() {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(StoreError::not_a_store(
+            &version_dir,
+            "appeared while compacting (another compaction?); nothing was swapped",
+        ));
+    }
+    fs::rename(&tmp, &version_dir).map_err(|e| StoreError::io(&version_dir, e))?;
+    sync_dir(chunk).map_err(|e| StoreError::io(chunk, e))?;
+
+    progress(&event(CompactPhase::Swapping, written.rows, written.rows, written.base_bytes));
+    debug_pause("compact-before-lock");
+    let lock = WriterLock::acquire(chunk, opts.wait.or(Some(Duration::from_secs(30))))?;
+    let locked_at = Instant::now();
+    let carried = match swap(chunk, &log_path, &snap, &plan) {
+        Ok(c) => c,
+        Err(e) => {
+            // current still points at the old version (the swap checks first).
+            if fs::read_link(chunk.join(CURRENT)).ok().as_deref() != Some(Path::new(&plan.to_version)) {
+                let _ = fs::remove_dir_all(&version_dir);
+            }
+            return Err(e);
+        }
+    };
+    let lock_held = locked_at.elapsed();
+    drop(lock);
+    progress(&event(CompactPhase::Done, written.rows, written.rows, written.base_bytes));
+    Ok(CompactSummary {
+        plan,
+        version_dir,
+        rows: written.rows,
+        bytes: written.base_bytes,
+        carried,
+        seconds: started.elapsed().as_secs_f64(),
+        lock_held,
+    })
+}
+
+/// Steps 1–4 of the module banner, under the writer lock. Returns the
+/// number of carried batches.
+fn swap(chunk: &Path, log_path: &Path, snap: &Snapshot, plan: &CompactPlan) -> Result<usize, StoreError> {
+    let live = fs::read_link(chunk.join(CURRENT)).ok();
+    if live.is_some() && live.as_deref() != Some(Path::new(&plan.from_version)) {
+        return Err(StoreError::not_a_store(
+            &chunk.join(CURRENT),
+            format!(
+                "`current` moved from {} to {} while compacting (another compaction or a rollback); nothing was swapped",
+                plan.from_version,
+                live.as_deref().map(|p| p.display().to_string()).unwrap_or_default()
+            ),
+        ));
+    }
+    let now = read_log(log_path)?;
+    let prefix = snap.committed as usize;
+    if now.bytes.len() < prefix || now.bytes[..prefix] != snap.bytes[..prefix] {
+        return Err(StoreError::format(
+            log_path,
+            0,
+            "the log's committed bytes changed while compacting (it was cut or rewritten, not appended to); nothing was swapped, run the compaction again",
+        ));
+    }
+    let old = plan.old_marker;
+    let carried: Vec<Batch> = now
+        .batches
+        .iter()
+        .filter(|f| f.offset >= snap.committed)
+        .map(|f| &f.batch)
+        .filter(|b| old.is_none_or(|ce| b.epoch > ce))
+        .map(|b| Batch { epoch: b.epoch.max(plan.new_marker + 1), ..b.clone() })
+        .collect();
+    if now.bytes.len() as u64 > now.committed {
+        // A torn tail from a writer that died: keep it, as the writer would.
+        let cut = chunk.join(format!(
+            "{LOG}.cut-at-{}.{}",
+            now.committed,
+            utc_timestamp(unix_now()).replace(':', "")
+        ));
+        write_synced(&cut, &now.bytes[now.committed as usize..]).map_err(|e| StoreError::io(&cut, e))?;
+    }
+    let encode = |batches: &[Batch]| {
+        let mut out = deltalog::encode_header();
+        for b in batches {
+            out.extend_from_slice(&deltalog::encode_batch(b, now.transport));
+        }
+        out
+    };
+    if !carried.is_empty() {
+        // Right under both markers: folded batches (≤ new marker) plus the
+        // carried ones above it.
+        debug_pause("compact-before-log-rewrite");
+        let mut both = snap.bytes[..prefix].to_vec();
+        for b in &carried {
+            both.extend_from_slice(&deltalog::encode_batch(b, now.transport));
+        }
+        replace_file(chunk, log_path, &both)?;
+    }
+    debug_pause("compact-before-flip");
+    replace_symlink(chunk, CURRENT, &plan.to_version).map_err(|e| StoreError::io(&chunk.join(CURRENT), e))?;
+    debug_pause("compact-before-truncate");
+    replace_file(chunk, log_path, &encode(&carried))?;
+    debug_pause("compact-after-truncate");
+    Ok(carried.len())
+}
+
+/// Replaces `path` atomically: temp file, fsync, rename, directory fsync.
+fn replace_file(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!("{name}.tmp.{}", std::process::id()));
+    write_synced(&tmp, bytes).map_err(|e| StoreError::io(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
+    sync_dir(dir).map_err(|e| StoreError::io(dir, e))
+}
+
+/// The merge of base rows and added quads into `dir`.
+fn fold_into(
+    dir: &Path,
+    store: &Store,
+    overlay: &Overlay,
+    opts: &CompactOptions,
+    progress: &mut dyn FnMut(u64, u64, u64),
+) -> Result<super::version_sink::Written, StoreError> {
+    let spill = dir.join(".spill");
+    fs::create_dir_all(&spill).map_err(|e| StoreError::io(&spill, e))?;
+    let mut sink = VersionSink::create(dir, &spill, &opts.base)?;
+    let base_path = dir.join(BASE);
+    let sink_err = |e: std::io::Error| StoreError::format(&base_path, 0, e.to_string());
+
+    let mut added: Vec<&Key> = overlay.graphs.values().flat_map(|g| g.added.iter().map(|k| &**k)).collect();
+    added.sort_unstable_by(|a, b| as_row(a).cmp(&as_row(b)));
+    let total = store.base.num_rows() + added.len() as u64;
+    let mut next_added = 0;
+    let mut graph_states: Vec<(Vec<u8>, Option<&GraphDelta>)> = Vec::new();
+    for rg in 0..store.base.num_row_groups() {
+        let cols: Vec<_> = (0..4).map(|c| store.base.read_column(rg, c)).collect::<Result<_, _>>()?;
+        let rows = cols[0].len();
+        #[allow(clippy::needless_range_loop)] // one row across four columns
+        for i in 0..rows {
+            let row: [&[u8]; 4] = std::array::from_fn(|c| cols[c][i].data());
+            if !keep_base_row(row, overlay, &mut graph_states) {
+                continue;
+            }
+            while next_added < added.len() && as_row(added[next_added]) < row {
+                sink.push(as_row(added[next_added])).map_err(sink_err)?;
+                next_added += 1;
+            }
+            if next_added < added.len() && as_row(added[next_added]) == row {
+                next_added += 1;
+            }
+            sink.push(row).map_err(sink_err)?;
+        }
+        let bytes = fs::metadata(&base_path).map(|m| m.len()).unwrap_or(0);
+        progress(sink.rows(), total, bytes);
+    }
+    for k in &added[next_added..] {
+        sink.push(as_row(k)).map_err(sink_err)?;
+    }
+    let written = sink.finish()?;
+    progress(written.rows, total, written.base_bytes);
+    fs::remove_dir_all(&spill).map_err(|e| StoreError::io(&spill, e))?;
+    Ok(written)
+}
+
+fn as_row(k: &Key) -> [&[u8]; 4] {
+    std::array::from_fn(|c| k[c].as_bytes())
+}
+
+/// Whether a base row survives the overlay: its graph not cleared, the
+/// quad not removed. Graph states are looked up once per distinct g token.
+fn keep_base_row<'o>(
+    row: [&[u8]; 4],
+    overlay: &'o Overlay,
+    states: &mut Vec<(Vec<u8>, Option<&'o GraphDelta>)>,
+) -> bool {
+    let state = match states.iter().find(|(g, _)| g.as_slice() == row[3]) {
+        Some((_, s)) => *s,
+        None => {
+            let key = if row[3] == DEFAULT_GRAPH.as_bytes() {
+                DEFAULT_GRAPH.to_string()
+            } else {
+                canonical_token(row[3]).unwrap_or_default()
+            };
+            let s = overlay.graphs.get(&key);
+            states.push((row[3].to_vec(), s));
+            s
+        }
+    };
+    match state {
+        None => true,
+        Some(g) if g.cleared => false,
+        Some(g) if g.removed.is_empty() => true,
+        Some(g) => {
+            let key: Key = std::array::from_fn(|c| canonical_token(row[c]).unwrap_or_default());
+            !g.removed.contains(&key)
+        }
+    }
+}
+
+fn write_summary(dir: &Path, plan: &CompactPlan, w: &super::version_sink::Written) -> Result<(), StoreError> {
+    let suffixes: Vec<&str> = super::sidecars::SUFFIXES
+        .iter()
+        .copied()
+        .filter(|s| dir.join(format!("{BASE}{s}")).exists())
+        .collect();
+    let v = serde_json::json!({
+        "artifact_type": "cottas-tui-cottas",
+        "produced_by": "compaction",
+        "version": plan.to_version,
+        "compacted_from": plan.from_version,
+        "compacted_epoch": plan.new_marker,
+        "batches_folded": plan.batches_folded,
+        "quad_count": w.rows,
+        "distinct_quad_count": w.rows,
+        "graph_count": w.graphs,
+        "index": "spog",
+        "row_group_sizes": w.rg_sizes,
+        "sidecars_built": suffixes,
+        "files": {"data_cottas": BASE},
+        "created": utc_timestamp(unix_now()),
+        "writer": format!("cottas-tui {}", env!("CARGO_PKG_VERSION")),
+    });
+    let path = dir.join("summary.json");
+    let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
+    text.push('\n');
+    write_synced(&path, text.as_bytes()).map_err(|e| StoreError::io(&path, e))
+}

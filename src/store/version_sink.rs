@@ -1,0 +1,161 @@
+//! Writing a new version directory from a stream of sorted, distinct rows:
+//! `data.cottas` in row groups and the 11 sidecars, without holding the rows.
+//!
+//! Shared by import (rows from the external sort) and compaction (base rows
+//! merged with the delta), so both produce byte-identical versions for the
+//! same quads. Row groups are encoded on a second thread while the caller
+//! produces the next one; dictionary ids for the sidecars are collected as
+//! rows pass, so the base is never decoded again.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use parquet::data_type::ByteArray;
+
+use super::base_writer::{BaseOptions, BaseWriter};
+use super::fsutil::write_synced;
+use super::layout::BASE;
+use super::sidecars;
+use super::StoreError;
+use crate::import::ids::IdCollector;
+
+/// What the sink wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub rows: u64,
+    pub rg_sizes: Vec<usize>,
+    /// Named graphs (the g dictionary without `DEFAULT`).
+    pub graphs: u64,
+    pub base_bytes: u64,
+}
+
+type Columns = [Vec<ByteArray>; 4];
+
+pub struct VersionSink {
+    dir: PathBuf,
+    spill_dir: PathBuf,
+    rg_size: usize,
+    /// One row group's cells, one byte arena per column: Parquet gets slices
+    /// of it (reference counts), not an allocation per cell.
+    arena: [Vec<u8>; 4],
+    starts: [Vec<usize>; 4],
+    tx: Option<std::sync::mpsc::SyncSender<Columns>>,
+    write_thread: Option<std::thread::JoinHandle<parquet::errors::Result<Vec<usize>>>>,
+    collector: IdCollector,
+    rows: u64,
+    /// The previous row, to refuse rows out of SPOG order or repeated.
+    last: Vec<u8>,
+}
+
+fn flush(arena: &mut [Vec<u8>; 4], starts: &mut [Vec<usize>; 4]) -> Columns {
+    std::array::from_fn(|c| {
+        let bytes = bytes::Bytes::from(std::mem::take(&mut arena[c]));
+        let s = std::mem::take(&mut starts[c]);
+        (0..s.len())
+            .map(|i| ByteArray::from(bytes.slice(s[i]..s.get(i + 1).copied().unwrap_or(bytes.len()))))
+            .collect()
+    })
+}
+
+impl VersionSink {
+    /// Starts `dir/data.cottas`; `spill_dir` holds the id stream (deleted by the caller).
+    pub fn create(dir: &Path, spill_dir: &Path, opts: &BaseOptions) -> Result<VersionSink, StoreError> {
+        let base_path = dir.join(BASE);
+        let mut writer = BaseWriter::create(&base_path, opts)
+            .map_err(|e| StoreError::parquet(&base_path, "writing", e))?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Columns>(2);
+        let write_thread = std::thread::spawn(move || -> parquet::errors::Result<Vec<usize>> {
+            for columns in rx {
+                writer.write_columns(columns)?;
+            }
+            writer.finish()
+        });
+        let collector = IdCollector::new(spill_dir).map_err(|e| StoreError::io(spill_dir, e))?;
+        Ok(VersionSink {
+            dir: dir.to_path_buf(),
+            spill_dir: spill_dir.to_path_buf(),
+            rg_size: opts.row_group_size.max(1),
+            arena: Default::default(),
+            starts: Default::default(),
+            tx: Some(tx),
+            write_thread: Some(write_thread),
+            collector,
+            rows: 0,
+            last: Vec::new(),
+        })
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Adds the next row; rows must come in strictly increasing SPOG order.
+    pub fn push(&mut self, row: [&[u8]; 4]) -> io::Result<()> {
+        self.push_unchecked(row, true)
+    }
+
+    /// As `push`; `check` false skips the order check (the caller's sort
+    /// already guarantees it).
+    pub fn push_unchecked(&mut self, row: [&[u8]; 4], check: bool) -> io::Result<()> {
+        if check {
+            // The sort's order-preserving key: byte order of keys is SPOG order.
+            let mut key = Vec::new();
+            crate::import::sort::encode_key(&mut key, row);
+            if self.rows > 0 && key <= self.last {
+                return Err(io::Error::other(format!(
+                    "row {} is not after the previous one in SPOG order ({} {} {} {})",
+                    self.rows,
+                    String::from_utf8_lossy(row[0]),
+                    String::from_utf8_lossy(row[1]),
+                    String::from_utf8_lossy(row[2]),
+                    String::from_utf8_lossy(row[3])
+                )));
+            }
+            self.last = key;
+        }
+        self.collector.push(row)?;
+        for (c, cell) in row.iter().enumerate() {
+            self.starts[c].push(self.arena[c].len());
+            self.arena[c].extend_from_slice(cell);
+        }
+        self.rows += 1;
+        if self.starts[0].len() == self.rg_size {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self) -> io::Result<()> {
+        let cols = flush(&mut self.arena, &mut self.starts);
+        match &self.tx {
+            Some(tx) if tx.send(cols).is_ok() => Ok(()),
+            _ => Err(io::Error::other("the base writer stopped")),
+        }
+    }
+
+    /// Writes the last row group, the footer and the sidecars, all fsynced.
+    pub fn finish(mut self) -> Result<Written, StoreError> {
+        let base_path = self.dir.join(BASE);
+        let sent = if self.starts[0].is_empty() { Ok(()) } else { self.send() };
+        drop(self.tx.take());
+        let written = self
+            .write_thread
+            .take()
+            .expect("finish runs once")
+            .join()
+            .map_err(|_| StoreError::parquet(&base_path, "writing", "the base writer thread panicked"))?;
+        // A writer error explains a failed send better than the send's own error.
+        let rg_sizes = written.map_err(|e| StoreError::parquet(&base_path, "writing the base", e))?;
+        sent.map_err(|e| StoreError::io(&base_path, e))?;
+        let (dicts, parts) =
+            self.collector.finish(&rg_sizes).map_err(|e| StoreError::io(&self.spill_dir, e))?;
+        let graphs =
+            dicts[3].tokens().filter(|t| *t != crate::format::term::DEFAULT_GRAPH.as_bytes()).count() as u64;
+        for (suffix, bytes) in sidecars::Sidecars::new(dicts, parts).files() {
+            let path = self.dir.join(format!("{BASE}{suffix}"));
+            write_synced(&path, &bytes).map_err(|e| StoreError::io(&path, e))?;
+        }
+        let base_bytes = std::fs::metadata(&base_path).map_err(|e| StoreError::io(&base_path, e))?.len();
+        Ok(Written { rows: self.rows, rg_sizes, graphs, base_bytes })
+    }
+}

@@ -1,0 +1,241 @@
+//! Compaction and version management on real stores: the folded version is
+//! the view, byte for byte what a fresh import of the view gives; writes made
+//! while it folds survive; versions, gc and rollback keep the live view safe.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{bin, sample_store};
+use cottas_tui::format::deltalog;
+use cottas_tui::import::{self, ImportOptions};
+use cottas_tui::sparql::run::with_results;
+use cottas_tui::sparql::update::Updater;
+use cottas_tui::store::compact::{self, CompactOptions, CompactPhase};
+use cottas_tui::store::delta::Overlay;
+use cottas_tui::store::open::Store;
+use cottas_tui::store::read::ColumnCache;
+use cottas_tui::store::versions;
+use spareval::QueryResults;
+use spargebra::SparqlParser;
+
+/// Every quad of the view as sorted N-Quads lines.
+fn view(chunk: &Path) -> Vec<String> {
+    let store = Store::open(chunk).unwrap();
+    let cache = ColumnCache::new(16 << 20);
+    let overlay = Overlay::load(&store, &cache).unwrap();
+    let q = SparqlParser::new()
+        .parse_query("SELECT ?s ?p ?o ?g { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }")
+        .unwrap();
+    let mut lines = with_results(&store, &overlay, &cache, &q, |r| {
+        let Ok(QueryResults::Solutions(sols)) = r else { panic!("query failed") };
+        sols.map(|s| {
+            let s = s.unwrap();
+            let g = s.get("g").map(|g| format!(" {g}")).unwrap_or_default();
+            format!("{} {} {}{g} .", s.get("s").unwrap(), s.get("p").unwrap(), s.get("o").unwrap())
+        })
+        .collect::<Vec<_>>()
+    });
+    lines.sort();
+    lines
+}
+
+fn apply(chunk: &Path, requests: &[&str]) {
+    let mut u = Updater::open(chunk, None).unwrap();
+    for r in requests {
+        u.apply(r).unwrap();
+    }
+}
+
+const CHANGES: &[&str] = &[
+    "INSERT DATA { <https://example.org/new> <https://example.org/p> \"n\\u00e9\\nline\"@EN . GRAPH <https://example.org/graph/fresh> { <https://example.org/a> <https://example.org/p> 1 } }",
+    "DELETE DATA { GRAPH <https://example.org/graph/people> { <https://example.org/alice> <https://example.org/knows> <https://example.org/bob> } }",
+    "CLEAR GRAPH <https://example.org/graph/docs>",
+    "INSERT DATA { GRAPH <https://example.org/graph/docs> { <https://example.org/doc2> <https://example.org/title> \"Second\" } }",
+];
+
+#[test]
+fn the_folded_version_is_the_view_and_equals_a_fresh_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = sample_store(dir.path());
+    apply(&chunk, CHANGES);
+    let before = view(&chunk);
+    let plan = compact::plan(&chunk).unwrap();
+    assert_eq!((plan.batches_folded, plan.adds, plan.removes, plan.graph_ops), (4, 3, 1, 1));
+    let mut phases = Vec::new();
+    let summary = compact::compact(&chunk, &CompactOptions::default(), |p| {
+        if phases.last() != Some(&p.phase) {
+            phases.push(p.phase);
+        }
+        assert_eq!(p.epochs, (Some(0), 1));
+    })
+    .unwrap();
+    assert_eq!(
+        phases,
+        [
+            CompactPhase::Planning,
+            CompactPhase::Folding,
+            CompactPhase::Indexing,
+            CompactPhase::Publishing,
+            CompactPhase::Swapping,
+            CompactPhase::Done
+        ]
+    );
+    assert_eq!(std::fs::read_link(chunk.join("current")).unwrap(), Path::new("v2"));
+    assert_eq!(view(&chunk), before, "the view did not change");
+    assert_eq!(
+        std::fs::read(chunk.join("data.deltalog")).unwrap(),
+        deltalog::encode_header(),
+        "the log is empty"
+    );
+    assert_eq!(summary.rows as usize, before.len());
+
+    // A fresh import of the same quads writes the same bytes.
+    let nq = dir.path().join("view.nq");
+    std::fs::write(&nq, before.join("\n") + "\n").unwrap();
+    let fresh = dir.path().join("fresh");
+    import::import(&ImportOptions::new(vec![nq], fresh.clone()), |_| {}).unwrap();
+    for e in std::fs::read_dir(fresh.join("v1")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.starts_with("data.cottas") {
+            let a = std::fs::read(chunk.join("v2").join(&name)).unwrap();
+            let b = std::fs::read(fresh.join("v1").join(&name)).unwrap();
+            assert!(a == b, "{name} differs between compaction and import");
+        }
+    }
+    let marker = std::fs::read(chunk.join("v2/data.compacted-epoch")).unwrap();
+    assert_eq!(cottas_tui::format::epoch::decode(&marker).result.unwrap().epoch, 1);
+
+    // The next write is stamped above the new marker and is visible.
+    apply(&chunk, &["INSERT DATA { <https://example.org/after> <https://example.org/p> 1 }"]);
+    let log = deltalog::decode(&std::fs::read(chunk.join("data.deltalog")).unwrap()).result.unwrap();
+    assert_eq!(log.batches[0].batch.epoch, 2);
+    assert_eq!(view(&chunk).len(), before.len() + 1);
+}
+
+#[test]
+fn dry_run_and_nothing_to_fold_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = sample_store(dir.path());
+    let o = bin().arg("compact").arg(&chunk).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("nothing to fold"));
+    apply(&chunk, CHANGES);
+    let o = bin().arg("compact").arg(&chunk).arg("--dry-run").output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("fold:      4 batches, epochs 1..=1: +3 \u{2212}1, 1 graph ops"), "{out}");
+    assert!(out.contains("result:    v2 with marker 1"), "{out}");
+    assert!(!chunk.join("v2").exists());
+}
+
+#[test]
+fn a_write_made_while_folding_is_carried_above_the_new_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = sample_store(dir.path());
+    apply(&chunk, CHANGES);
+    let mut child = bin()
+        .arg("compact")
+        .arg(&chunk)
+        .env("COTTAS_TUI_DEBUG_PAUSE", "compact-before-lock=1500")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("debug pause at compact-before-lock") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "compaction ended before its pause");
+    }
+    // The fold is done, the swap not yet: this write is not in v2's base.
+    apply(&chunk, &["INSERT DATA { <https://example.org/during> <https://example.org/p> 1 }"]);
+    let expected = view(&chunk);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_link(chunk.join("current")).unwrap(), Path::new("v2"));
+    assert_eq!(view(&chunk), expected, "the write made during the fold is visible after the swap");
+    let log = deltalog::decode(&std::fs::read(chunk.join("data.deltalog")).unwrap()).result.unwrap();
+    assert_eq!(log.batches.len(), 1, "only the carried batch remains");
+    assert_eq!(log.batches[0].batch.epoch, 2, "raised above the new marker (1)");
+    assert_eq!(log.leftover.reason, deltalog::StopReason::CleanEnd, "its checksums were recomputed");
+}
+
+#[test]
+fn writers_keep_writing_through_a_compaction_and_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = sample_store(dir.path());
+    apply(&chunk, CHANGES);
+    let writer_chunk = chunk.clone();
+    let writer = std::thread::spawn(move || {
+        let mut acked = 0;
+        for i in 0..200 {
+            // A fresh session each time: it reads `current` and the marker anew.
+            let mut u = Updater::open(&writer_chunk, Some(Duration::from_secs(30))).unwrap();
+            u.apply(&format!("INSERT DATA {{ <https://example.org/w{i}> <https://example.org/p> {i} }}"))
+                .unwrap();
+            acked += 1;
+        }
+        acked
+    });
+    let mut compactions = 0;
+    while !writer.is_finished() {
+        let plan = compact::plan(&chunk).unwrap();
+        if !plan.nothing_to_fold() {
+            compact::compact(&chunk, &CompactOptions::default(), |_| {}).unwrap();
+            compactions += 1;
+        }
+    }
+    assert_eq!(writer.join().unwrap(), 200);
+    let v = view(&chunk);
+    for i in 0..200 {
+        let want = format!("<https://example.org/w{i}> <https://example.org/p> \"{i}\"^^<http://www.w3.org/2001/XMLSchema#integer> .");
+        assert!(v.contains(&want), "write {i} was lost ({compactions} compactions ran)");
+    }
+    assert!(compactions >= 2, "compactions ran alongside the writer: {compactions}");
+}
+
+#[test]
+fn versions_gc_and_rollback_protect_the_live_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = sample_store(dir.path());
+    for i in 0..3 {
+        apply(&chunk, &[&format!("INSERT DATA {{ <https://example.org/r{i}> <https://example.org/p> 1 }}")]);
+        compact::compact(&chunk, &CompactOptions::default(), |_| {}).unwrap();
+    }
+    std::fs::create_dir(chunk.join(".v9.compact-tmp.4000000")).unwrap();
+    let listing = versions::list(&chunk).unwrap();
+    assert_eq!(
+        listing.versions.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(),
+        ["v1", "v2", "v3", "v4"]
+    );
+    assert!(listing.versions[3].is_current && listing.versions.iter().all(|v| v.complete));
+    assert_eq!(
+        listing.versions.iter().map(|v| v.marker).collect::<Vec<_>>(),
+        [Some(0), Some(1), Some(2), Some(3)]
+    );
+    assert_eq!(listing.debris.len(), 1);
+    let out = String::from_utf8(bin().arg("versions").arg(&chunk).output().unwrap().stdout).unwrap();
+    assert!(out.contains("v4       *") && out.contains("interrupted compaction"), "{out}");
+
+    // Rollback needs an empty log; current then points at v2, and gc keeps v2, v3, v4.
+    assert_eq!(versions::rollback(&chunk, "v2", false, None).unwrap(), "v4");
+    let o = bin().args(["gc", "--keep", "1"]).arg(&chunk).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("would remove") && out.contains("v1") && out.contains("dry run"), "{out}");
+    assert!(chunk.join("v1").exists(), "a dry run removes nothing");
+    let o = bin().args(["gc", "--keep", "1", "--yes"]).arg(&chunk).output().unwrap();
+    assert!(o.status.success());
+    let names: Vec<String> = versions::list(&chunk).unwrap().versions.into_iter().map(|v| v.name).collect();
+    assert_eq!(names, ["v2", "v3", "v4"], "current and everything newer are kept");
+    assert!(!chunk.join(".v9.compact-tmp.4000000").exists(), "stale debris is removed");
+
+    apply(&chunk, &["INSERT DATA { <https://example.org/x> <https://example.org/p> 1 }"]);
+    let o = bin().args(["rollback", "--to", "v3"]).arg(&chunk).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("holds 1 batches"));
+    let o = bin().args(["rollback", "--to", "v3", "--force"]).arg(&chunk).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("the log holds 1 batches"));
+    assert_eq!(std::fs::read_link(chunk.join("current")).unwrap(), Path::new("v3"));
+}

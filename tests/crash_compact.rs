@@ -1,0 +1,220 @@
+//! SIGKILL a real `cottas-tui compact` 200 times on one store: at random
+//! moments, and paused at every step boundary (publish, lock, log rewrite,
+//! flip, truncate, after truncate) so each is hit. After every kill, five
+//! facts hold and the store shows exactly the pre- or the post-compaction
+//! view: an added row, a removed base row, a cleared graph, an untouched
+//! graph, and a write made after the compaction started. Then the next
+//! compaction succeeds and the store checks clean.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use cottas_tui::format::deltalog::{self, StopReason};
+use cottas_tui::import::{self, ImportOptions};
+use cottas_tui::sparql::update::Updater;
+use cottas_tui::store::compact::{self, CompactOptions};
+use cottas_tui::store::delta::Overlay;
+use cottas_tui::store::open::Store;
+use cottas_tui::store::read::{ColumnCache, Pattern};
+use cottas_tui::store::versions;
+
+const KILLS: usize = 200;
+const EX: &str = "https://example.org";
+const POINTS: [&str; 6] = [
+    "compact-before-publish",
+    "compact-before-lock",
+    "compact-before-log-rewrite",
+    "compact-before-flip",
+    "compact-before-truncate",
+    "compact-after-truncate",
+];
+
+use common::Rng;
+
+fn write_base(path: &Path) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for i in 0..KILLS {
+        writeln!(f, "<{EX}/base{i}> <{EX}/p> \"{i}\" .").unwrap();
+        writeln!(f, "<{EX}/c{i}> <{EX}/p> \"{i}\" <{EX}/cleared{i}> .").unwrap();
+    }
+    for i in 0..50 {
+        writeln!(f, "<{EX}/u{i}> <{EX}/p> \"{i}\" <{EX}/untouched> .").unwrap();
+    }
+    for i in 0..3000 {
+        writeln!(f, "<{EX}/filler{}> <{EX}/q{}> \"filler {i}\" .", i % 97, i % 5).unwrap();
+    }
+}
+
+/// Rows of the view matching a pattern (base ⊕ delta), via the read path.
+struct View {
+    store: Store,
+    overlay: Overlay,
+    cache: ColumnCache,
+}
+
+impl View {
+    fn open(chunk: &Path) -> View {
+        let store = Store::open(chunk).unwrap();
+        let cache = ColumnCache::new(16 << 20);
+        let overlay = Overlay::load(&store, &cache).unwrap();
+        View { store, overlay, cache }
+    }
+    fn count(&self, s: Option<&str>, g: Option<&str>) -> usize {
+        let ds = cottas_tui::sparql::dataset::StoreDataset {
+            store: &self.store,
+            overlay: &self.overlay,
+            cache: &self.cache,
+            explain: &Default::default(),
+            union_default_graph: false,
+            named: Default::default(),
+        };
+        let q = match (s, g) {
+            (Some(s), None) => format!("SELECT (COUNT(*) AS ?n) {{ <{EX}/{s}> ?p ?o }}"),
+            (None, Some(g)) => format!("SELECT (COUNT(*) AS ?n) {{ GRAPH <{EX}/{g}> {{ ?s ?p ?o }} }}"),
+            _ => "SELECT (COUNT(*) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }".to_string(),
+        };
+        let q = spargebra::SparqlParser::new().parse_query(&q).unwrap();
+        let evaluator = spareval::QueryEvaluator::new();
+        let Ok(spareval::QueryResults::Solutions(mut sols)) = evaluator.prepare(&q).execute(ds) else {
+            panic!()
+        };
+        let n = sols.next().unwrap().unwrap().get("n").unwrap().clone();
+        let oxrdf::Term::Literal(l) = n else { panic!() };
+        l.value().parse().unwrap()
+    }
+}
+
+/// The five facts of iteration `i`, plus the total count.
+fn check_facts(chunk: &Path, i: usize, during: bool, total: usize, when: &str) {
+    let v = View::open(chunk);
+    assert_eq!(v.count(Some(&format!("added{i}")), None), 1, "{when}: the added row");
+    assert_eq!(v.count(Some(&format!("base{i}")), None), 0, "{when}: the removed base row");
+    assert_eq!(v.count(None, Some(&format!("cleared{i}"))), 0, "{when}: the cleared graph");
+    assert_eq!(v.count(None, Some("untouched")), 50, "{when}: the untouched graph");
+    assert_eq!(
+        v.count(Some(&format!("during{i}")), None),
+        usize::from(during),
+        "{when}: the write made during compaction"
+    );
+    assert_eq!(v.count(None, None), total, "{when}: the whole view");
+}
+
+/// What `verify` will check; until then, the structural parts by hand.
+fn check_clean(chunk: &Path, when: &str) {
+    let store = Store::open(chunk).unwrap();
+    assert!(store.sidecars.problems.is_empty(), "{when}: {:?}", store.sidecars.problems);
+    let (rows, _) = store.quads_for_pattern(&Pattern::default(), &ColumnCache::new(1 << 20)).unwrap();
+    assert_eq!(rows.len() as u64, store.base.num_rows());
+    let log = deltalog::decode(&std::fs::read(chunk.join("data.deltalog")).unwrap()).result.unwrap();
+    assert_eq!(log.leftover.reason, StopReason::CleanEnd, "{when}");
+    let l = versions::list(chunk).unwrap();
+    assert!(l.versions.iter().all(|v| v.complete), "{when}: an incomplete version is published");
+}
+
+fn wait_for(err: &mut impl BufRead, point: &str) -> bool {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match err.read_line(&mut line) {
+            Ok(0) | Err(_) => return false,
+            Ok(_) if line.contains(&format!("debug pause at {point}")) => return true,
+            Ok(_) => {}
+        }
+    }
+}
+
+fn spawn_compact(chunk: &Path, pauses: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_cottas-tui"))
+        .arg("compact")
+        .arg(chunk)
+        .arg("--quiet")
+        .env("COTTAS_TUI_DEBUG_PAUSE", pauses)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn sigkill_during_compaction_leaves_the_pre_or_post_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let nq = dir.path().join("base.nq");
+    write_base(&nq);
+    let chunk = dir.path().join("chunk");
+    import::import(&ImportOptions::new(vec![nq], chunk.clone()), |_| {}).unwrap();
+    let mut total = View::open(&chunk).count(None, None);
+
+    let mut rng = Rng(0xc0_4ac7);
+    let mut hits: BTreeMap<&str, usize> = BTreeMap::new();
+    let (mut pre, mut post) = (0, 0);
+    for i in 0..KILLS {
+        let mut u = Updater::open(&chunk, None).unwrap();
+        u.apply(&format!("INSERT DATA {{ <{EX}/added{i}> <{EX}/p> {i} }}")).unwrap();
+        u.apply(&format!("DELETE DATA {{ <{EX}/base{i}> <{EX}/p> \"{i}\" }}")).unwrap();
+        u.apply(&format!("CLEAR GRAPH <{EX}/cleared{i}>")).unwrap();
+        drop(u);
+        total -= 1;
+        let from = std::fs::read_link(chunk.join("current")).unwrap();
+
+        let during = format!("INSERT DATA {{ <{EX}/during{i}> <{EX}/p> {i} }}");
+        let point = POINTS.get(i % (POINTS.len() + 1)).copied();
+        let mut child = match point {
+            // Paused: a write lands between fold and swap, then the kill.
+            Some(p) => {
+                // The write goes in at the first pause (the fold is done by then).
+                let first = if p == "compact-before-publish" { p } else { "compact-before-lock" };
+                let mut child = spawn_compact(&chunk, &format!("{first}=100,{p}=20000"));
+                let mut err = BufReader::new(child.stderr.take().unwrap());
+                assert!(wait_for(&mut err, first), "kill {i}: no pause at {first}");
+                Updater::open(&chunk, Some(Duration::from_secs(10))).unwrap().apply(&during).unwrap();
+                if p != first {
+                    assert!(wait_for(&mut err, p), "kill {i}: no pause at {p}");
+                }
+                *hits.entry(p).or_default() += 1;
+                child
+            }
+            // At a random moment, with the write at another random moment.
+            None => {
+                let child = spawn_compact(&chunk, "");
+                std::thread::sleep(Duration::from_micros(rng.next() % 30_000));
+                Updater::open(&chunk, Some(Duration::from_secs(10))).unwrap().apply(&during).unwrap();
+                std::thread::sleep(Duration::from_micros(rng.next() % 30_000));
+                *hits.entry("random").or_default() += 1;
+                child
+            }
+        };
+        total += 1;
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+
+        let now = std::fs::read_link(chunk.join("current")).unwrap();
+        if now == from {
+            pre += 1;
+        } else {
+            post += 1;
+        }
+        check_facts(&chunk, i, true, total, &format!("kill {i} at {point:?}, current {}", now.display()));
+
+        // The next compaction succeeds, and the store is clean.
+        if !compact::plan(&chunk).unwrap().nothing_to_fold() {
+            compact::compact(&chunk, &CompactOptions::default(), |_| {}).unwrap();
+        }
+        check_facts(&chunk, i, true, total, &format!("after recompacting, kill {i}"));
+        check_clean(&chunk, &format!("kill {i}"));
+        if i % 25 == 24 {
+            versions::gc_apply(&chunk, 2, None).unwrap();
+        }
+    }
+    eprintln!(
+        "compaction crash test: {KILLS} kills; pre-compaction view {pre} times, post-compaction view {post} times; kills per point: {hits:?}"
+    );
+    assert!(pre > 0 && post > 0, "both views were observed");
+    for p in POINTS {
+        assert!(hits.get(p).copied().unwrap_or(0) > 0, "no kill at {p}");
+    }
+}
