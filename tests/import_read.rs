@@ -417,6 +417,14 @@ fn a_stale_dictionary_fails_the_lookup_clearly_instead_of_returning_rows() {
     let mut b2 = b.clone();
     b2[at + 3] = b'c';
     std::fs::write(&p, &b2).unwrap();
+    // With the digest file, the stale dictionary is refused on open and the
+    // lookup answers from the base alone.
+    let store = Store::open(&out).unwrap();
+    assert!(store.sidecars.dicts[2].is_none(), "{:?}", store.sidecars.problems);
+    let pat = Pattern { o: Some(Term::Literal(Literal::simple("Bob"))), ..Default::default() };
+    assert_eq!(store.quads_for_pattern(&pat, &ColumnCache::new(1 << 20)).unwrap().0.len(), 1);
+    // A store from another producer has no digests: the read path itself notices.
+    std::fs::remove_file(out.join("v1/cottas-tui.digests.json")).unwrap();
     let store = Store::open(&out).unwrap();
     assert!(store.sidecars.problems.is_empty(), "structurally valid");
     let pat = Pattern { p: Some(Term::Iri("https://example.org/name".into())), ..Default::default() };

@@ -12,6 +12,7 @@ pub mod hexview;
 pub mod inventory;
 pub mod query;
 pub mod store_cmds;
+pub mod triage;
 pub mod update;
 pub mod versions;
 
@@ -59,6 +60,12 @@ pub enum Command {
     Gc(versions::GcArgs),
     /// Point `current` at an older version (only with an empty log, or --force).
     Rollback(versions::RollbackArgs),
+    /// Check every file of a store; read-only (exit 0 clean, 1 findings, 2 could not run).
+    Verify(triage::VerifyArgs),
+    /// One line per delta-log batch (in the spirit of pg_waldump).
+    Log(triage::LogArgs),
+    /// Copy-first repairs: truncate-torn-tail, rebuild-sidecars, reset-current.
+    Repair(triage::RepairArgs),
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -173,6 +180,9 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
         (Some(Command::Versions(args)), _) => versions::run_versions(&args, out),
         (Some(Command::Gc(args)), _) => versions::run_gc(&args, out),
         (Some(Command::Rollback(args)), _) => versions::run_rollback(&args, out),
+        (Some(Command::Verify(args)), _) => triage::run_verify(&args, out),
+        (Some(Command::Log(args)), _) => triage::run_log(&args, out),
+        (Some(Command::Repair(args)), _) => triage::run_repair(&args, out),
         (None, Some(path)) => inventory::run(&path, out),
         (None, None) => inventory::demo(&inventory::DemoArgs::default(), out),
     }

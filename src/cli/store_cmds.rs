@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::format::term::{self, Term};
 use crate::import::{self, ImportOptions, InputFormat, Progress};
-use crate::store::index::{self, Action};
+use crate::store::index;
 use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Pattern};
 
@@ -123,14 +123,12 @@ pub struct IndexArgs {
 pub fn run_index(args: &IndexArgs, out: &mut impl Write) -> Result<ExitCode> {
     let r = index::index(&args.target)?;
     for (name, action) in &r.files {
-        let what = match action {
-            Action::Kept => "ok, kept",
-            Action::WroteMissing => "was missing: written",
-            Action::ReplacedDiffering => "differed from the base: replaced",
-        };
-        writeln!(out, "{:<28} {what}", name)?;
+        writeln!(out, "{:<28} {}", name, action.describe())?;
     }
     writeln!(out, "{} sidecars in {}", r.files.len(), r.version_dir.display())?;
+    if let Some(b) = &r.backed_up {
+        writeln!(out, "the replaced files were copied to {} first", b.display())?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

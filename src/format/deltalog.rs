@@ -770,3 +770,18 @@ impl Quad {
         out
     }
 }
+
+/// Offsets after `from` where a whole, valid batch frame starts: committed
+/// writes a reader cannot reach because damage sits before them.
+pub fn hidden_batches(bytes: &[u8], from: usize) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut at = from.saturating_add(1);
+    while let Some(i) = bytes.get(at..).and_then(|rest| rest.windows(4).position(|w| w == BATCH_MAGIC)) {
+        let off = at + i;
+        if decode_batch_at(bytes, off).result.is_ok() {
+            out.push(off as u64);
+        }
+        at = off + 1;
+    }
+    out
+}

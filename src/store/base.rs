@@ -30,10 +30,26 @@ pub struct Base {
     num_columns: usize,
     rg_starts: Vec<u64>,
     file_len: u64,
+    /// The mapped file, for digest checks.
+    raw: Bytes,
+    /// Recorded digests of the column chunks, by (rg, col), and whether each
+    /// has been checked already (each is hashed once per process).
+    chunk_digests: std::collections::HashMap<(usize, usize), super::digests::Span>,
+    checked: std::sync::Mutex<std::collections::HashSet<(usize, usize)>>,
 }
 
 impl Base {
     pub fn open(path: &Path) -> Result<Base, StoreError> {
+        Base::open_checked(path, None)
+    }
+
+    /// Opens the base; with recorded digests, the file length, magic and
+    /// footer are checked against them before the footer is parsed, and
+    /// column chunks are checked when first decoded.
+    pub fn open_checked(
+        path: &Path,
+        digests: Option<&super::digests::BaseDigests>,
+    ) -> Result<Base, StoreError> {
         let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
         // SAFETY: version directories are immutable once published, and the
         // mapping is read-only; a concurrent truncation by another program
@@ -41,10 +57,27 @@ impl Base {
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| StoreError::io(path, e))?;
         let file_len = map.len() as u64;
         let bytes = Bytes::from_owner(map);
+        let raw = bytes.clone();
+        if let Some(d) = digests {
+            check_regions(path, &raw, d)?;
+        }
         let props = ReaderProperties::builder().set_read_bloom_filter(true).build();
         let options = ReadOptionsBuilder::new().with_reader_properties(props).build();
-        let reader = SerializedFileReader::new_with_options(bytes, options)
-            .map_err(|e| StoreError::parquet(path, "the Parquet footer does not decode", e))?;
+        // The parquet crate can panic on a damaged footer (an unwrap in its
+        // thrift decoder); a damaged file must be an error, never a crash.
+        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            SerializedFileReader::new_with_options(bytes, options)
+        }));
+        let reader = match parsed {
+            Ok(r) => r.map_err(|e| StoreError::parquet(path, "the Parquet footer does not decode", e))?,
+            Err(_) => {
+                return Err(StoreError::parquet(
+                    path,
+                    "the Parquet footer does not decode",
+                    "the parquet library gave up on it (malformed metadata)",
+                ))
+            }
+        };
         let meta = reader.metadata();
         let names: Vec<&str> =
             meta.file_metadata().schema_descr().columns().iter().map(|c| c.name()).collect();
@@ -69,7 +102,53 @@ impl Base {
             let last = *rg_starts.last().unwrap_or(&0);
             rg_starts.push(last + rg.num_rows().max(0) as u64);
         }
-        Ok(Base { path: path.to_path_buf(), reader, num_columns, rg_starts, file_len })
+        if let Some(d) = digests {
+            check_coverage(path, reader.metadata(), d)?;
+        }
+        Ok(Base {
+            path: path.to_path_buf(),
+            reader,
+            num_columns,
+            rg_starts,
+            file_len,
+            raw,
+            chunk_digests: digests
+                .map(|d| d.chunks.iter().map(|c| ((c.rg, c.col), c.span.clone())).collect())
+                .unwrap_or_default(),
+            checked: Default::default(),
+        })
+    }
+
+    /// Checks the file length and footer against recorded digests, and
+    /// keeps the column-chunk digests for checking on first decode.
+    pub fn attach_digests(&mut self, d: &super::digests::BaseDigests) -> Result<(), StoreError> {
+        check_regions(&self.path, &self.raw, d)?;
+        self.chunk_digests = d.chunks.iter().map(|c| ((c.rg, c.col), c.span.clone())).collect();
+        Ok(())
+    }
+
+    /// A column chunk's bytes against its digest (once per chunk).
+    fn check_chunk(&self, rg: usize, col: usize) -> Result<(), StoreError> {
+        let Some(span) = self.chunk_digests.get(&(rg, col)) else { return Ok(()) };
+        if self.checked.lock().map(|c| c.contains(&(rg, col))).unwrap_or(false) {
+            return Ok(());
+        }
+        let bytes = self.raw.get(span.offset as usize..(span.offset + span.len) as usize).unwrap_or_default();
+        if !super::digests::matches(span, bytes) {
+            return Err(StoreError::format(
+                &self.path,
+                span.offset,
+                format!(
+                    "row group {rg} column {col} (bytes {}..{}) does not match its recorded digest: the file is damaged",
+                    span.offset,
+                    span.offset + span.len
+                ),
+            ));
+        }
+        if let Ok(mut c) = self.checked.lock() {
+            c.insert((rg, col));
+        }
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -118,6 +197,7 @@ impl Base {
         if col == 3 && self.num_columns == 3 {
             return Ok(self.default_column(rows));
         }
+        self.check_chunk(rg, col)?;
         let group = self.row_group(rg)?;
         let reader = group
             .get_column_reader(col)
@@ -127,9 +207,22 @@ impl Base {
         };
         let mut values = Vec::with_capacity(rows);
         let mut defs = Vec::with_capacity(rows);
-        let (records, _, _) = r
-            .read_records(rows, Some(&mut defs), None, &mut values)
-            .map_err(|e| StoreError::parquet(&self.path, format!("row group {rg} column {col} pages"), e))?;
+        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            r.read_records(rows, Some(&mut defs), None, &mut values)
+        }));
+        let (records, _, _) = match read {
+            Ok(r) => r.map_err(|e| {
+                StoreError::parquet(&self.path, format!("row group {rg} column {col} pages"), e)
+            })?,
+            Err(_) => {
+                let at = group.metadata().column(col).byte_range().0;
+                return Err(StoreError::format(
+                    &self.path,
+                    at,
+                    format!("row group {rg} column {col}: the pages do not decode (the parquet library gave up on them)"),
+                ));
+            }
+        };
         if records != rows || values.len() != rows {
             let at = group.metadata().column(col).byte_range().0;
             return Err(StoreError::format(
@@ -169,4 +262,79 @@ impl Base {
         let filter = group.get_column_bloom_filter(col)?;
         Some(filter.check(&ByteArray::from(token.to_vec())))
     }
+}
+
+/// The file's length, leading magic, page-index region and footer against
+/// their recorded digests.
+fn check_regions(path: &Path, raw: &[u8], d: &super::digests::BaseDigests) -> Result<(), StoreError> {
+    let len = raw.len() as u64;
+    if d.len != len {
+        return Err(StoreError::format(
+            path,
+            len.min(d.len),
+            format!("the file is {len} bytes, its digest file recorded {} (truncated or replaced)", d.len),
+        ));
+    }
+    for (what, span) in [
+        ("leading magic", Some(&d.head)),
+        ("Parquet footer", Some(&d.footer)),
+        ("page index region", d.between.as_ref()),
+    ] {
+        let Some(f) = span else { continue };
+        let bytes = raw.get(f.offset as usize..(f.offset + f.len) as usize).unwrap_or_default();
+        if !super::digests::matches(f, bytes) {
+            return Err(StoreError::format(
+                path,
+                f.offset,
+                format!(
+                    "the {what} (bytes {}..{}) does not match its recorded digest: the file is damaged",
+                    f.offset,
+                    f.offset + f.len
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every column chunk of the footer has a digest, and the page-index region
+/// has one when the file has such a region: a digest file that lost an entry
+/// must not leave bytes unchecked.
+fn check_coverage(
+    path: &Path,
+    meta: &ParquetMetaData,
+    d: &super::digests::BaseDigests,
+) -> Result<(), StoreError> {
+    let mut last_end = 4u64;
+    for (rg, g) in meta.row_groups().iter().enumerate() {
+        for (col, c) in g.columns().iter().enumerate() {
+            let (offset, len) = c.byte_range();
+            last_end = last_end.max(offset + len);
+            let recorded = d.chunks.iter().find(|x| x.rg == rg && x.col == col);
+            if recorded.is_none_or(|x| x.span.offset != offset || x.span.len != len) {
+                return Err(StoreError::format(
+                    path,
+                    offset,
+                    format!("row group {rg} column {col} (bytes {offset}..{}) has no matching entry in the digest file", offset + len),
+                ));
+            }
+        }
+    }
+    if d.chunks.len() != meta.row_groups().iter().map(|g| g.columns().len()).sum::<usize>() {
+        return Err(StoreError::format(
+            path,
+            0,
+            "the digest file lists column chunks the footer does not have",
+        ));
+    }
+    if last_end < d.footer.offset
+        && d.between.as_ref().is_none_or(|b| b.offset != last_end || b.offset + b.len != d.footer.offset)
+    {
+        return Err(StoreError::format(
+            path,
+            last_end,
+            "the bytes between the column chunks and the footer have no digest",
+        ));
+    }
+    Ok(())
 }

@@ -271,6 +271,8 @@ pub fn compact(
     let cache = ColumnCache::new(64 << 20);
     let overlay = Overlay::from_batches(&store, &cache, &snap.batches)?;
 
+    // What killed compactions left behind (their processes are gone).
+    super::versions::remove_dead_debris(chunk)?;
     let tmp = chunk.join(format!(".{}.compact-tmp.{}", plan.to_version, std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp).map_err(|e| StoreError::io(&tmp, e))?;

@@ -143,6 +143,24 @@ impl Overlay {
             .result
             .map_err(|e| StoreError::from_format(path, &e))?;
         if log.leftover.reason != StopReason::CleanEnd {
+            // A torn last frame is what a crash leaves, and is ignored. Valid
+            // batches *behind* the damage are committed writes no reader can
+            // reach: answering without them would be silently wrong.
+            let hidden = deltalog::hidden_batches(&bytes, log.leftover.offset as usize);
+            if !hidden.is_empty() {
+                return Err(StoreError::format(
+                    path,
+                    log.leftover.offset,
+                    format!(
+                        "the log is damaged here ({}), and {} valid batches follow the damage (the first at offset {}); \
+                         refusing to answer without them. `cottas-tui verify` shows the damage; \
+                         `cottas-tui repair truncate-torn-tail` cuts it off, keeping a copy",
+                        log.leftover.reason.as_str(),
+                        hidden.len(),
+                        hidden[0]
+                    ),
+                ));
+            }
             ov.leftover = Some((log.leftover.offset, log.leftover.len, log.leftover.reason));
         }
         let mut folded = Overlay::from_batches(store, cache, &log.batches)?;

@@ -14,6 +14,8 @@ pub mod delta;
 #[cfg(feature = "full")]
 pub mod demo;
 #[cfg(feature = "full")]
+pub mod digests;
+#[cfg(feature = "full")]
 pub mod error;
 #[cfg(feature = "full")]
 pub mod fsutil;
@@ -25,6 +27,10 @@ pub mod layout;
 pub mod open;
 #[cfg(feature = "full")]
 pub mod read;
+#[cfg(feature = "full")]
+pub mod repair;
+#[cfg(feature = "full")]
+pub mod verify;
 #[cfg(feature = "full")]
 pub mod version_sink;
 #[cfg(feature = "full")]

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::base::Base;
+use super::digests::{self, Digests};
 use super::layout::{self, Layout};
 use super::StoreError;
 use crate::format::dict::Dict;
@@ -47,13 +48,12 @@ fn sidecar_path(base: &Path, suffix: &str) -> PathBuf {
 impl Store {
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let layout = layout::resolve(path)?;
-        let base = Base::open(&layout.base)?;
-        let marker = if layout.resolution == layout::Resolution::BareFile {
-            None
-        } else {
-            read_marker(&layout.version_dir.join(layout::MARKER))?
-        };
-        let sidecars = load_sidecars(&layout.base, &base);
+        let bare = layout.resolution == layout::Resolution::BareFile;
+        let marker = if bare { None } else { read_marker(&layout.version_dir.join(layout::MARKER))? };
+        // A bare data.cottas has no version dir whose digests would be its own.
+        let digests = if bare { None } else { digests::read(&layout.version_dir)? };
+        let base = Base::open_checked(&layout.base, digests.as_ref().map(|d| &d.base))?;
+        let sidecars = load_sidecars(&layout.base, &base, digests.as_ref());
         Ok(Store { layout, base, sidecars, marker })
     }
 }
@@ -74,10 +74,22 @@ fn load<T>(
     base_path: &Path,
     suffix: &str,
     problems: &mut Vec<String>,
+    digests: Option<&Digests>,
     decode: fn(&[u8]) -> crate::format::Decoded<T>,
 ) -> Option<T> {
     let path = sidecar_path(base_path, suffix);
     match std::fs::read(&path) {
+        Ok(bytes)
+            if digests
+                .is_some_and(|d| d.sidecars.get(suffix).is_none_or(|s| !digests::matches(s, &bytes))) =>
+        {
+            problems.push(format!(
+                "{}: does not match its recorded digest ({}); not used",
+                path.display(),
+                digests::DIGESTS
+            ));
+            None
+        }
         Ok(bytes) => match decode(&bytes).result {
             Ok(v) => Some(v),
             Err(e) => {
@@ -96,14 +108,15 @@ fn load<T>(
     }
 }
 
-fn load_sidecars(base_path: &Path, base: &Base) -> SidecarSet {
+fn load_sidecars(base_path: &Path, base: &Base, digests: Option<&Digests>) -> SidecarSet {
     let mut set = SidecarSet::default();
     let p = &mut set.problems;
     let cols = ["s", "p", "o", "g"];
     let dicts: [Option<Dict>; 4] =
-        std::array::from_fn(|c| load(base_path, &format!(".{}.dict", cols[c]), p, dict::decode));
-    let pres: [Option<Presence>; 4] =
-        std::array::from_fn(|c| load(base_path, &format!(".{}.presence", cols[c]), p, presence::decode));
+        std::array::from_fn(|c| load(base_path, &format!(".{}.dict", cols[c]), p, digests, dict::decode));
+    let pres: [Option<Presence>; 4] = std::array::from_fn(|c| {
+        load(base_path, &format!(".{}.presence", cols[c]), p, digests, presence::decode)
+    });
     let rgs = base.num_row_groups() as u32;
     let len = |c: usize| dicts[c].as_ref().map(|d| d.len() as u32);
     for (c, pr) in pres.into_iter().enumerate() {
@@ -118,7 +131,7 @@ fn load_sidecars(base_path: &Path, base: &Base) -> SidecarSet {
             fits
         });
     }
-    let po = load(base_path, ".p.offsets", p, p_offsets::decode);
+    let po = load(base_path, ".p.offsets", p, digests, p_offsets::decode);
     set.p_offsets = po.filter(|x| {
         let ok = x.num_rgs == rgs
             && Some(x.num_preds) == len(1)
@@ -131,7 +144,7 @@ fn load_sidecars(base_path: &Path, base: &Base) -> SidecarSet {
         }
         ok
     });
-    let pp = load(base_path, ".po.presence", p, po_presence::decode);
+    let pp = load(base_path, ".po.presence", p, digests, po_presence::decode);
     set.po_presence = pp.filter(|x| {
         let ok = x.num_rgs == rgs && Some(x.pred_dict_size) == len(1) && Some(x.obj_dict_size) == len(2);
         if !ok {
@@ -142,7 +155,7 @@ fn load_sidecars(base_path: &Path, base: &Base) -> SidecarSet {
         }
         ok
     });
-    let so = load(base_path, ".s.offsets", p, s_offsets::decode);
+    let so = load(base_path, ".s.offsets", p, digests, s_offsets::decode);
     set.s_offsets = so.filter(|x| {
         let ok = u64::from(x.num_rows_total) == base.num_rows() && Some(x.ranges.len() as u32) == len(0);
         if !ok {

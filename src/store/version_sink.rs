@@ -156,6 +156,7 @@ impl VersionSink {
             write_synced(&path, &bytes).map_err(|e| StoreError::io(&path, e))?;
         }
         let base_bytes = std::fs::metadata(&base_path).map_err(|e| StoreError::io(&base_path, e))?.len();
+        super::digests::write(&self.dir)?;
         Ok(Written { rows: self.rows, rg_sizes, graphs, base_bytes })
     }
 }

@@ -260,3 +260,19 @@ pub fn rollback(chunk: &Path, to: &str, force: bool, wait: Option<Duration>) -> 
     replace_symlink(chunk, CURRENT, to).map_err(|e| StoreError::io(&chunk.join(CURRENT), e))?;
     Ok(previous)
 }
+
+/// Removes debris whose process is gone (compaction does this before it
+/// starts, so killed compactions do not pile up). Returns what it removed.
+pub fn remove_dead_debris(chunk: &Path) -> Result<Vec<PathBuf>, StoreError> {
+    let mut removed = Vec::new();
+    for d in list(chunk)?.debris.into_iter().filter(|d| d.live_pid.is_none()) {
+        let r = if fs::symlink_metadata(&d.path).is_ok_and(|m| m.is_dir()) {
+            fs::remove_dir_all(&d.path)
+        } else {
+            fs::remove_file(&d.path)
+        };
+        r.map_err(|e| StoreError::io(&d.path, e))?;
+        removed.push(d.path);
+    }
+    Ok(removed)
+}

@@ -180,6 +180,21 @@ impl LogWriter {
         let end = log.committed_len();
         let mut cut = None;
         if (end as usize) < bytes.len() {
+            // Cutting a crash's torn tail is routine; cutting valid batches
+            // that sit behind damage is a decision for a person (`repair`).
+            let hidden = deltalog::hidden_batches(&bytes, end as usize);
+            if !hidden.is_empty() {
+                return Err(StoreError::format(
+                    &path,
+                    end,
+                    format!(
+                        "the log is damaged here ({}) and {} valid batches follow the damage; not appending. \
+                         `cottas-tui repair truncate-torn-tail` cuts from here (keeping a copy)",
+                        log.leftover.reason.as_str(),
+                        hidden.len()
+                    ),
+                ));
+            }
             cut = Some(cut_tail(&path, chunk, &file, &bytes, end, log.leftover.reason)?);
         }
         if epoch == u64::MAX && marker.is_some() {

@@ -1,0 +1,382 @@
+//! On-call triage: `verify`, `log` and `repair`, over `store::verify`, the
+//! delta-log decoder and `store::repair`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::format::deltalog::{self, BatchFrame, Detail, Entry, StopReason};
+use crate::store::layout::{self, LOG};
+use crate::store::open::read_marker;
+use crate::store::repair::{self, Applied, RepairPlan};
+use crate::store::verify::{self, Report, Severity, VerifyOptions};
+
+#[derive(clap::Args, Debug)]
+pub struct VerifyArgs {
+    /// A chunk dir (every version, `current`, the log) or one version dir.
+    pub target: PathBuf,
+    /// Also rebuild every sidecar in memory and compare it byte for byte.
+    #[arg(long)]
+    pub deep: bool,
+    /// Machine-readable report (schema `cottas-tui.verify/1`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn print_report(r: &Report, out: &mut impl Write) -> std::io::Result<()> {
+    let mut by_file: BTreeMap<&str, Vec<&verify::Finding>> = BTreeMap::new();
+    for f in &r.findings {
+        by_file.entry(f.file.as_str()).or_default().push(f);
+    }
+    for (file, findings) in &by_file {
+        writeln!(out, "{file}")?;
+        for f in findings {
+            let sev = match f.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            };
+            let at = f.offset.map(|o| format!(" at byte {o} ({o:#x})")).unwrap_or_default();
+            writeln!(out, "  {sev}[{}]{at}: {}", f.check, f.message)?;
+            if let Some(n) = &f.next {
+                writeln!(out, "    next: {n}")?;
+            }
+        }
+    }
+    let errors = r.errors();
+    if r.is_clean() {
+        writeln!(
+            out,
+            "verify: clean — {} files checked{} in {:.2}s",
+            r.files_checked,
+            if r.deep { " (deep)" } else { "" },
+            r.seconds
+        )
+    } else {
+        writeln!(
+            out,
+            "verify: {errors} errors, {} warnings in {} files checked{} ({:.2}s)",
+            r.findings.len() - errors,
+            r.files_checked,
+            if r.deep { " (deep)" } else { "" },
+            r.seconds
+        )
+    }
+}
+
+pub fn run_verify(args: &VerifyArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let report = verify::verify(&args.target, VerifyOptions { deep: args.deep })?;
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        print_report(&report, out)?;
+    }
+    Ok(if report.is_clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+#[derive(clap::Args, Debug)]
+pub struct LogArgs {
+    /// A chunk dir, or a data.deltalog file.
+    pub target: PathBuf,
+    /// Show every entry of each batch.
+    #[arg(long)]
+    pub entries: bool,
+    /// Only batches with seq ≥ this.
+    #[arg(long, value_name = "SEQ")]
+    pub from: Option<u64>,
+    /// Only batches with seq ≤ this.
+    #[arg(long, value_name = "SEQ")]
+    pub to: Option<u64>,
+    /// Only batches (and, with --entries, entries) that touch this graph IRI (`DEFAULT` for the default graph).
+    #[arg(long, value_name = "IRI")]
+    pub graph: Option<String>,
+    /// Totals instead of one line per batch.
+    #[arg(long)]
+    pub stats: bool,
+    /// Machine-readable (schema `cottas-tui.log/1`).
+    #[arg(long)]
+    pub json: bool,
+    /// Keep printing batches as they are appended (Ctrl-C to stop).
+    #[arg(long, conflicts_with_all = ["stats", "json"])]
+    pub follow: bool,
+}
+
+fn entry_graph(e: &Entry) -> Option<&str> {
+    match e {
+        Entry::Add(q) | Entry::Remove(q) => q.graph.as_deref(),
+        Entry::Clear(g) => g.as_deref(),
+        Entry::Drop(g) | Entry::Create(g) => Some(g),
+    }
+}
+
+fn touches(e: &Entry, graph: &str) -> bool {
+    match entry_graph(e) {
+        None => graph == "DEFAULT",
+        Some(g) => g == graph.trim_start_matches('<').trim_end_matches('>'),
+    }
+}
+
+fn entry_text(e: &Entry) -> String {
+    match e {
+        Entry::Add(q) => format!("ADD    {}", q.to_nquads()),
+        Entry::Remove(q) => format!("REMOVE {}", q.to_nquads()),
+        Entry::Clear(None) => "CLEAR  DEFAULT".into(),
+        Entry::Clear(Some(g)) => format!("CLEAR  <{g}>"),
+        Entry::Drop(g) => format!("DROP   <{g}>"),
+        Entry::Create(g) => format!("CREATE <{g}>"),
+    }
+}
+
+/// (adds, removes, clears, drops, creates)
+fn kinds(entries: &[Entry]) -> [usize; 5] {
+    let mut k = [0; 5];
+    for e in entries {
+        k[e.tag() as usize] += 1;
+    }
+    k
+}
+
+struct LogView {
+    path: PathBuf,
+    marker: Option<u64>,
+}
+
+fn resolve_log(target: &Path) -> Result<LogView> {
+    if target.is_file() {
+        return Ok(LogView { path: target.to_path_buf(), marker: None });
+    }
+    let marker = layout::resolve(target)
+        .ok()
+        .and_then(|l| read_marker(&l.version_dir.join(layout::MARKER)).ok().flatten());
+    Ok(LogView { path: target.join(LOG), marker: marker.map(|m| m.epoch) })
+}
+
+impl LogArgs {
+    fn wants(&self, f: &BatchFrame) -> bool {
+        self.from.is_none_or(|s| f.batch.seq >= s)
+            && self.to.is_none_or(|s| f.batch.seq <= s)
+            && self.graph.as_deref().is_none_or(|g| f.batch.entries.iter().any(|e| touches(e, g)))
+    }
+}
+
+fn batch_line(f: &BatchFrame, marker: Option<u64>) -> String {
+    let [a, r, c, d, cr] = kinds(&f.batch.entries);
+    let visible = if marker.is_some_and(|m| f.batch.epoch <= m) { "shadowed" } else { "visible" };
+    format!(
+        "{:>10}  seq {:<6} epoch {:<4} +{a} \u{2212}{r} clear {c} drop {d} create {cr}  {:>7} bytes  checksum ok  {visible}",
+        f.offset, f.batch.seq, f.batch.epoch, f.len
+    )
+}
+
+fn print_batches(
+    args: &LogArgs,
+    view: &LogView,
+    frames: &[BatchFrame],
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    for f in frames.iter().filter(|f| args.wants(f)) {
+        writeln!(out, "{}", batch_line(f, view.marker))?;
+        if args.entries {
+            for e in f.batch.entries.iter().filter(|e| args.graph.as_deref().is_none_or(|g| touches(e, g))) {
+                writeln!(out, "            {}", entry_text(e))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let view = resolve_log(&args.target)?;
+    let bytes = std::fs::read(&view.path).map_err(|e| crate::store::StoreError::io(&view.path, e))?;
+    let log = deltalog::decode_with(&bytes, Detail::None)
+        .result
+        .map_err(|e| crate::store::StoreError::from_format(&view.path, &e))?;
+    let bad_tail = log.leftover.reason != StopReason::CleanEnd;
+    if args.json {
+        let batches: Vec<serde_json::Value> = log
+            .batches
+            .iter()
+            .filter(|f| args.wants(f))
+            .map(|f| {
+                let [a, r, c, d, cr] = kinds(&f.batch.entries);
+                let mut v = serde_json::json!({
+                    "offset": f.offset, "len": f.len, "seq": f.batch.seq, "epoch": f.batch.epoch,
+                    "adds": a, "removes": r, "clears": c, "drops": d, "creates": cr,
+                    "checksum": "ok",
+                    "visible": view.marker.is_none_or(|m| f.batch.epoch > m),
+                });
+                if args.entries {
+                    v["entries"] =
+                        f.batch.entries.iter().map(|e| serde_json::Value::from(entry_text(e))).collect();
+                }
+                v
+            })
+            .collect();
+        let v = serde_json::json!({
+            "schema": "cottas-tui.log/1",
+            "file": view.path,
+            "marker": view.marker,
+            "batches": batches,
+            "leftover": {"offset": log.leftover.offset, "len": log.leftover.len, "reason": log.leftover.reason.as_str(),
+                         "error": log.leftover.error.as_ref().map(|e| e.to_string())},
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(if bad_tail { ExitCode::from(1) } else { ExitCode::SUCCESS });
+    }
+    if args.stats {
+        let shown: Vec<&BatchFrame> = log.batches.iter().filter(|f| args.wants(f)).collect();
+        let mut k = [0usize; 5];
+        for f in &shown {
+            for (i, n) in kinds(&f.batch.entries).iter().enumerate() {
+                k[i] += n;
+            }
+        }
+        let shadowed = shown.iter().filter(|f| view.marker.is_some_and(|m| f.batch.epoch <= m)).count();
+        let range = |it: &mut dyn Iterator<Item = u64>| {
+            let v: Vec<u64> = it.collect();
+            match (v.iter().min(), v.iter().max()) {
+                (Some(a), Some(b)) => format!("{a}..={b}"),
+                _ => "-".into(),
+            }
+        };
+        writeln!(
+            out,
+            "file:      {} ({} bytes, {} committed)",
+            view.path.display(),
+            bytes.len(),
+            log.committed_len()
+        )?;
+        writeln!(out, "marker:    {}", view.marker.map_or("none".into(), |m| m.to_string()))?;
+        writeln!(
+            out,
+            "batches:   {} ({} visible, {shadowed} shadowed)",
+            shown.len(),
+            shown.len() - shadowed
+        )?;
+        writeln!(out, "seq:       {}", range(&mut shown.iter().map(|f| f.batch.seq)))?;
+        writeln!(out, "epochs:    {}", range(&mut shown.iter().map(|f| f.batch.epoch)))?;
+        writeln!(out, "entries:   +{} \u{2212}{} clear {} drop {} create {}", k[0], k[1], k[2], k[3], k[4])?;
+        writeln!(out, "bytes:     {}", shown.iter().map(|f| f.len).sum::<u64>())?;
+        writeln!(
+            out,
+            "leftover:  {} bytes at offset {} ({})",
+            log.leftover.len,
+            log.leftover.offset,
+            log.leftover.reason.as_str()
+        )?;
+        return Ok(if bad_tail { ExitCode::from(1) } else { ExitCode::SUCCESS });
+    }
+    print_batches(args, &view, &log.batches, out)?;
+    let leftover_line = |out: &mut dyn Write, l: &deltalog::Leftover| -> std::io::Result<()> {
+        if l.reason != StopReason::CleanEnd {
+            let why = l.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
+            writeln!(
+                out,
+                "{:>10}  LEFTOVER {} bytes, {}{why} (not committed; readers ignore it)",
+                l.offset,
+                l.len,
+                l.reason.as_str()
+            )?;
+        }
+        Ok(())
+    };
+    leftover_line(out, &log.leftover)?;
+    out.flush()?;
+    if !args.follow {
+        return Ok(if bad_tail { ExitCode::from(1) } else { ExitCode::SUCCESS });
+    }
+    let mut shown_upto = log.committed_len();
+    let mut last_len = bytes.len();
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let Ok(now) = std::fs::read(&view.path) else { continue };
+        if now.len() == last_len && now.len() as u64 >= shown_upto {
+            continue;
+        }
+        last_len = now.len();
+        let Ok(log) = deltalog::decode_with(&now, Detail::None).result else { continue };
+        if log.committed_len() < shown_upto {
+            writeln!(out, "-- the log was replaced (compaction or repair); following the new one")?;
+            shown_upto = deltalog::HEADER_LEN;
+        }
+        let committed = log.committed_len();
+        let new: Vec<BatchFrame> = log.batches.into_iter().filter(|f| f.offset >= shown_upto).collect();
+        print_batches(args, &view, &new, out)?;
+        shown_upto = committed;
+        out.flush()?;
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RepairArgs {
+    #[command(subcommand)]
+    pub action: RepairAction,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum RepairAction {
+    /// Cut the log back to its last committed batch (the cut bytes are kept).
+    TruncateTornTail(RepairCommon),
+    /// Rebuild a version's sidecars from its data.cottas (replaced files are kept).
+    RebuildSidecars {
+        #[command(flatten)]
+        common: RepairCommon,
+        /// The version dir name, e.g. v2.
+        version: String,
+    },
+    /// Point `current` at the newest complete version.
+    ResetCurrent(RepairCommon),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RepairCommon {
+    /// The chunk dir.
+    pub target: PathBuf,
+    /// Apply it (without --yes, repair only prints what it would do).
+    #[arg(long)]
+    pub yes: bool,
+    /// Wait up to this long for the writer lock.
+    #[arg(long, value_name = "SECONDS")]
+    pub wait: Option<f64>,
+}
+
+pub fn run_repair(args: &RepairArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let (common, plan): (&RepairCommon, RepairPlan) = match &args.action {
+        RepairAction::TruncateTornTail(c) => (c, repair::plan_truncate_tail(&c.target)?),
+        RepairAction::RebuildSidecars { common, version } => {
+            (common, repair::plan_rebuild_sidecars(&common.target, version)?)
+        }
+        RepairAction::ResetCurrent(c) => (c, repair::plan_reset_current(&c.target)?.0),
+    };
+    for l in &plan.lines {
+        writeln!(out, "{}{l}", if plan.noop || common.yes { "" } else { "would " })?;
+    }
+    if plan.noop {
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !common.yes {
+        writeln!(
+            out,
+            "dry run: nothing changed; pass --yes to apply (every removed or replaced byte is copied first)"
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let wait = common.wait.map(Duration::from_secs_f64);
+    let applied: Applied = match &args.action {
+        RepairAction::TruncateTornTail(c) => repair::truncate_tail(&c.target, wait)?,
+        RepairAction::RebuildSidecars { common, version } => {
+            repair::rebuild_sidecars(&common.target, version, wait)?
+        }
+        RepairAction::ResetCurrent(c) => repair::reset_current(&c.target, wait)?,
+    };
+    for l in applied.lines.iter().skip(plan.lines.len()) {
+        writeln!(out, "{l}")?;
+    }
+    writeln!(out, "done; verifying:")?;
+    let report = verify::verify(&common.target, VerifyOptions::default())?;
+    print_report(&report, out)?;
+    Ok(if report.is_clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

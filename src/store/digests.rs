@@ -1,0 +1,167 @@
+//! Content digests of a version's files (`cottas-tui.digests.json`), so a
+//! damaged byte is refused when read instead of answered from.
+//!
+//! The COTTAS sidecars carry no checksum, and a Parquet page without a CRC
+//! can decompress into wrong cells. Whenever this program writes a version
+//! (import, compaction, `index`, repair) it records XXH64 digests of every
+//! sidecar, of the Parquet footer and of every column chunk. On open, a
+//! sidecar whose bytes do not match is not used (the read path then prunes
+//! less and stays correct); a footer that does not match makes the base
+//! unopenable; a column chunk is checked the first time it is decoded, and a
+//! mismatch is an error naming the chunk's byte range. Versions written by
+//! other producers have no digest file and are read as before.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::fsutil::write_synced;
+use super::layout::BASE;
+use super::sidecars::SUFFIXES;
+use super::StoreError;
+
+pub const DIGESTS: &str = "cottas-tui.digests.json";
+pub const SCHEMA: &str = "cottas-tui.digests/1";
+
+pub fn xxh64(bytes: &[u8]) -> String {
+    format!("{:016x}", twox_hash::XxHash64::oneshot(0, bytes))
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Span {
+    pub offset: u64,
+    pub len: u64,
+    pub xxh64: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Chunk {
+    pub rg: usize,
+    pub col: usize,
+    #[serde(flatten)]
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct BaseDigests {
+    pub len: u64,
+    /// The leading `PAR1`.
+    pub head: Span,
+    /// The footer region (metadata, its length, the trailing `PAR1`).
+    pub footer: Span,
+    /// Between the last column chunk and the footer (page indexes), if any.
+    pub between: Option<Span>,
+    pub chunks: Vec<Chunk>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Digests {
+    pub schema: String,
+    pub algorithm: String,
+    pub base: BaseDigests,
+    /// By sidecar suffix (`.s.dict`, …): length and digest of the whole file.
+    pub sidecars: BTreeMap<String, Span>,
+}
+
+/// The footer region of a Parquet file: the metadata, its length and `PAR1`.
+pub fn footer_span(bytes: &[u8]) -> Option<(u64, u64)> {
+    let n = bytes.len();
+    if n < 12 || &bytes[n - 4..] != b"PAR1" {
+        return None;
+    }
+    let meta_len = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().ok()?) as usize;
+    let start = n.checked_sub(8 + meta_len)?;
+    Some((start as u64, (n - start) as u64))
+}
+
+fn span_of(bytes: &[u8], offset: u64, len: u64) -> Option<Span> {
+    let end = offset.checked_add(len)? as usize;
+    let slice = bytes.get(offset as usize..end)?;
+    Some(Span { offset, len, xxh64: xxh64(slice) })
+}
+
+/// Digests of the base and sidecars in `dir` as they are now.
+pub fn compute(dir: &Path) -> Result<Digests, StoreError> {
+    let base_path = dir.join(BASE);
+    let bytes = std::fs::read(&base_path).map_err(|e| StoreError::io(&base_path, e))?;
+    let (fo, fl) = footer_span(&bytes)
+        .ok_or_else(|| StoreError::format(&base_path, 0, "no Parquet footer (`PAR1`) at the end"))?;
+    let footer = span_of(&bytes, fo, fl).expect("footer_span is inside the file");
+    let base = super::base::Base::open(&base_path)?;
+    let head = span_of(&bytes, 0, 4).expect("a footer means at least 12 bytes");
+    let mut chunks = Vec::new();
+    for (rg, meta) in base.metadata().row_groups().iter().enumerate() {
+        for (col, c) in meta.columns().iter().enumerate() {
+            let (offset, len) = c.byte_range();
+            let span = span_of(&bytes, offset, len).ok_or_else(|| {
+                StoreError::format(
+                    &base_path,
+                    offset,
+                    format!("row group {rg} column {col} lies outside the file"),
+                )
+            })?;
+            chunks.push(Chunk { rg, col, span });
+        }
+    }
+    let last_chunk_end = chunks.iter().map(|c| c.span.offset + c.span.len).max().unwrap_or(4);
+    let between =
+        (last_chunk_end < fo).then(|| span_of(&bytes, last_chunk_end, fo - last_chunk_end)).flatten();
+    let mut sidecars = BTreeMap::new();
+    for suffix in SUFFIXES {
+        let path = dir.join(format!("{BASE}{suffix}"));
+        if let Ok(b) = std::fs::read(&path) {
+            sidecars.insert(suffix.to_string(), Span { offset: 0, len: b.len() as u64, xxh64: xxh64(&b) });
+        }
+    }
+    Ok(Digests {
+        schema: SCHEMA.into(),
+        algorithm: "xxh64".into(),
+        base: BaseDigests { len: bytes.len() as u64, head, footer, between, chunks },
+        sidecars,
+    })
+}
+
+/// Computes and writes `dir/cottas-tui.digests.json` (fsynced).
+pub fn write(dir: &Path) -> Result<Digests, StoreError> {
+    let d = compute(dir)?;
+    let path = dir.join(DIGESTS);
+    let mut text = serde_json::to_string_pretty(&d).unwrap_or_default();
+    text.push('\n');
+    write_synced(&path, text.as_bytes()).map_err(|e| StoreError::io(&path, e))?;
+    Ok(d)
+}
+
+/// The digest file of `dir`, if any. One that exists but does not parse is
+/// an error: it is never taken as "no digests".
+pub fn read(dir: &Path) -> Result<Option<Digests>, StoreError> {
+    let path = dir.join(DIGESTS);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(StoreError::io(&path, e)),
+    };
+    let d: Digests = serde_json::from_slice(&bytes).map_err(|e| {
+        StoreError::format(
+            &path,
+            e.column() as u64,
+            format!("does not parse as {SCHEMA} (line {}): {e}", e.line()),
+        )
+    })?;
+    if d.schema != SCHEMA || d.algorithm != "xxh64" {
+        return Err(StoreError::format(
+            &path,
+            0,
+            format!("schema {:?} / algorithm {:?}: expected {SCHEMA} / xxh64", d.schema, d.algorithm),
+        ));
+    }
+    Ok(Some(d))
+}
+
+/// Checks `bytes` against a recorded span digest.
+pub fn matches(span: &Span, bytes: &[u8]) -> bool {
+    span.len == bytes.len() as u64 && span.xxh64 == xxh64(bytes)
+}

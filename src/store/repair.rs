@@ -1,0 +1,167 @@
+//! Copy-first repairs: each action is planned first (what it will change,
+//! byte for byte), applied only when asked, under the writer lock, after
+//! every byte it removes or replaces is copied to
+//! `<chunk>/cottas-tui-backups/<UTC time>/`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::fsutil::{replace_symlink, sync_dir, write_synced};
+use super::index::{self, backup_dir};
+use super::layout::{CURRENT, LOG};
+use super::writer::WriterLock;
+use super::StoreError;
+use crate::format::deltalog::{self, Detail};
+
+/// One planned repair, in words a person can check before saying yes.
+#[derive(Clone, Debug)]
+pub struct RepairPlan {
+    /// Nothing to do.
+    pub noop: bool,
+    pub lines: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Applied {
+    pub lines: Vec<String>,
+    pub backup: Option<PathBuf>,
+}
+
+fn chunk_backup(chunk: &Path) -> PathBuf {
+    // backup_dir takes a version dir and uses its parent.
+    backup_dir(&chunk.join("_"))
+}
+
+/// Cutting the log back to its committed prefix.
+pub fn plan_truncate_tail(chunk: &Path) -> Result<RepairPlan, StoreError> {
+    let path = chunk.join(LOG);
+    let bytes = fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
+    let log =
+        deltalog::decode_with(&bytes, Detail::None).result.map_err(|e| StoreError::from_format(&path, &e))?;
+    let end = log.committed_len();
+    if end as usize == bytes.len() {
+        return Ok(RepairPlan {
+            noop: true,
+            lines: vec![format!("{}: no torn or damaged tail; nothing to cut", path.display())],
+        });
+    }
+    let hidden = deltalog::hidden_batches(&bytes, end as usize);
+    let mut lines = vec![format!(
+        "cut {} bytes at offset {end} from {} ({}); keep the {} committed batches before it",
+        bytes.len() as u64 - end,
+        path.display(),
+        log.leftover.reason.as_str(),
+        log.batches.len()
+    )];
+    if !hidden.is_empty() {
+        lines.push(format!(
+            "the cut bytes include {} valid batches that no reader can reach now (first at offset {}); they stay in the backup",
+            hidden.len(),
+            hidden[0]
+        ));
+    }
+    Ok(RepairPlan { noop: false, lines })
+}
+
+pub fn truncate_tail(chunk: &Path, wait: Option<Duration>) -> Result<Applied, StoreError> {
+    let _lock = WriterLock::acquire(chunk, wait)?;
+    let plan = plan_truncate_tail(chunk)?;
+    if plan.noop {
+        return Ok(Applied { lines: plan.lines, backup: None });
+    }
+    let path = chunk.join(LOG);
+    let bytes = fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
+    let end = deltalog::decode_with(&bytes, Detail::None)
+        .result
+        .map_err(|e| StoreError::from_format(&path, &e))?
+        .committed_len();
+    let backup = chunk_backup(chunk);
+    fs::create_dir_all(&backup).map_err(|e| StoreError::io(&backup, e))?;
+    let kept = backup.join(LOG);
+    write_synced(&kept, &bytes).map_err(|e| StoreError::io(&kept, e))?;
+    let f = fs::OpenOptions::new().write(true).open(&path).map_err(|e| StoreError::io(&path, e))?;
+    f.set_len(end).and_then(|_| f.sync_all()).map_err(|e| StoreError::io(&path, e))?;
+    let mut lines = plan.lines;
+    lines.push(format!("the whole log as it was is in {}", kept.display()));
+    Ok(Applied { lines, backup: Some(backup) })
+}
+
+/// Rebuilding a version's sidecars from its base.
+pub fn plan_rebuild_sidecars(chunk: &Path, version: &str) -> Result<RepairPlan, StoreError> {
+    let dir = chunk.join(version);
+    let actions = index::plan(&dir)?;
+    let changing: Vec<String> = actions
+        .iter()
+        .filter(|(_, a)| *a != index::Action::Kept)
+        .map(|(n, a)| format!("{}: {}", dir.join(n).display(), a.describe()))
+        .collect();
+    if changing.is_empty() {
+        return Ok(RepairPlan {
+            noop: true,
+            lines: vec![format!("{}: every sidecar matches its base; nothing to rebuild", dir.display())],
+        });
+    }
+    Ok(RepairPlan { noop: false, lines: changing })
+}
+
+pub fn rebuild_sidecars(chunk: &Path, version: &str, wait: Option<Duration>) -> Result<Applied, StoreError> {
+    let _lock = WriterLock::acquire(chunk, wait)?;
+    let plan = plan_rebuild_sidecars(chunk, version)?;
+    if plan.noop {
+        return Ok(Applied { lines: plan.lines, backup: None });
+    }
+    let report = index::index(&chunk.join(version))?;
+    let mut lines = plan.lines;
+    if let Some(b) = &report.backed_up {
+        lines.push(format!("the replaced files are in {}", b.display()));
+    }
+    Ok(Applied { lines, backup: report.backed_up })
+}
+
+/// Pointing `current` at the newest complete version.
+pub fn plan_reset_current(chunk: &Path) -> Result<(RepairPlan, Option<String>), StoreError> {
+    let listing = super::versions::list(chunk)?;
+    let Some(newest) = listing.versions.iter().rev().find(|v| v.complete) else {
+        return Err(StoreError::not_a_store(chunk, "no complete version to point `current` at"));
+    };
+    let now = listing.current.clone();
+    if now.as_deref() == Some(newest.name.as_str()) {
+        return Ok((
+            RepairPlan {
+                noop: true,
+                lines: vec![format!(
+                    "`current` already points at {}, the newest complete version",
+                    newest.name
+                )],
+            },
+            None,
+        ));
+    }
+    let line = format!(
+        "point `current` ({}) at {}, the newest complete version ({} quads, marker {})",
+        now.as_deref().unwrap_or("missing"),
+        newest.name,
+        newest.quads.unwrap_or(0),
+        newest.marker.map_or("none".into(), |m| m.to_string())
+    );
+    Ok((RepairPlan { noop: false, lines: vec![line] }, Some(newest.name.clone())))
+}
+
+pub fn reset_current(chunk: &Path, wait: Option<Duration>) -> Result<Applied, StoreError> {
+    let _lock = WriterLock::acquire(chunk, wait)?;
+    let (plan, target) = plan_reset_current(chunk)?;
+    let Some(target) = target else { return Ok(Applied { lines: plan.lines, backup: None }) };
+    let backup = chunk_backup(chunk);
+    fs::create_dir_all(&backup).map_err(|e| StoreError::io(&backup, e))?;
+    let previous = fs::read_link(chunk.join(CURRENT))
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "(missing)".into());
+    let note = backup.join("current.previous");
+    write_synced(&note, format!("{previous}\n").as_bytes()).map_err(|e| StoreError::io(&note, e))?;
+    replace_symlink(chunk, CURRENT, &target).map_err(|e| StoreError::io(&chunk.join(CURRENT), e))?;
+    sync_dir(chunk).map_err(|e| StoreError::io(chunk, e))?;
+    let mut lines = plan.lines;
+    lines.push(format!("the previous target is recorded in {}", note.display()));
+    Ok(Applied { lines, backup: Some(backup) })
+}

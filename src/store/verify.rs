@@ -1,0 +1,657 @@
+//! `verify`: a read-only check of every file of a chunk, for the engineer
+//! with a damaged store and little time. It never writes.
+//!
+//! Every finding names the file, the byte offset where known, what was
+//! expected, and the next command to run. The checks, per version:
+//! * every file decodes (magic, version, lengths, checksums), the Parquet
+//!   footer and every page; the digests this program records, where present;
+//! * the sidecars agree with each other and with the base: token counts,
+//!   row-group and row counts, dictionaries sorted, unique and equal to the
+//!   distinct cells of their column, `.s.offsets` ranges contiguous and equal
+//!   to the rows, presence bits equal to the rows;
+//! * with `deep`, every sidecar rebuilt in memory and compared byte for byte.
+//!
+//! And for the chunk: `current` resolves to a complete version; the log's
+//! torn tail, damage hiding later batches, batches shadowed by the marker,
+//! sequence numbers that do not increase, the legacy transport; debris of
+//! interrupted operations.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::base::Base;
+use super::digests;
+use super::layout::{self, BASE, CURRENT, LOG, MARKER};
+use super::open::read_marker;
+use super::sidecars::{self, SUFFIXES};
+use super::StoreError;
+use crate::format::deltalog::{self, Detail, StopReason};
+use crate::format::dict::Dict;
+use crate::format::presence::Presence;
+use crate::format::s_offsets::SOffsets;
+use crate::format::transport::Transport;
+use crate::format::{dict, p_offsets, po_presence, presence, s_offsets, FormatError};
+
+pub const SCHEMA: &str = "cottas-tui.verify/1";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Data is damaged or unreachable.
+    Error,
+    /// Not damage, but something to act on (shadowed writes, debris).
+    Warning,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// Relative to the verified directory.
+    pub file: String,
+    pub offset: Option<u64>,
+    pub severity: Severity,
+    /// A stable name for the check, for scripts.
+    pub check: &'static str,
+    pub message: String,
+    /// The command to run next.
+    pub next: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub target: PathBuf,
+    pub deep: bool,
+    pub files_checked: usize,
+    pub findings: Vec<Finding>,
+    pub seconds: f64,
+}
+
+impl Report {
+    pub fn errors(&self) -> usize {
+        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+    }
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VerifyOptions {
+    pub deep: bool,
+}
+
+struct Ctx {
+    root: PathBuf,
+    /// The chunk dir, for suggested commands.
+    chunk: String,
+    findings: Vec<Finding>,
+    files: usize,
+}
+
+impl Ctx {
+    fn rel(&self, p: &Path) -> String {
+        p.strip_prefix(&self.root).unwrap_or(p).display().to_string()
+    }
+    fn add(
+        &mut self,
+        file: &Path,
+        offset: Option<u64>,
+        sev: Severity,
+        check: &'static str,
+        msg: String,
+        next: Option<String>,
+    ) {
+        let file = self.rel(file);
+        self.findings.push(Finding { file, offset, severity: sev, check, message: msg, next });
+    }
+    fn error(
+        &mut self,
+        file: &Path,
+        offset: Option<u64>,
+        check: &'static str,
+        msg: String,
+        next: Option<String>,
+    ) {
+        self.add(file, offset, Severity::Error, check, msg, next);
+    }
+    fn store_error(&mut self, file: &Path, check: &'static str, e: &StoreError, next: Option<String>) {
+        let offset = match e {
+            StoreError::Format { offset, .. } => Some(*offset),
+            _ => None,
+        };
+        self.error(file, offset, check, strip_path(&e.to_string(), file), next);
+    }
+    fn format_error(&mut self, file: &Path, check: &'static str, e: &FormatError, next: Option<String>) {
+        let text = e.to_string();
+        let prefix = format!("at byte {} ({:#x}): ", e.offset, e.offset);
+        let text = text.strip_prefix(&prefix).map(str::to_owned).unwrap_or(text);
+        self.error(file, Some(e.offset), check, text, next);
+    }
+}
+
+/// Error texts start with the path; the finding already names the file.
+fn strip_path(msg: &str, file: &Path) -> String {
+    let prefix = format!("{}: ", file.display());
+    msg.strip_prefix(&prefix).unwrap_or(msg).to_string()
+}
+
+/// Verifies a chunk dir (every version, `current`, the log) or a single
+/// version dir. `Err` only when it could not run at all.
+pub fn verify(target: &Path, opts: VerifyOptions) -> Result<Report, StoreError> {
+    let started = Instant::now();
+    let meta = fs::metadata(target).map_err(|e| StoreError::io(target, e))?;
+    if !meta.is_dir() {
+        return Err(StoreError::not_a_store(target, "verify takes a chunk dir or a version dir"));
+    }
+    let is_version = target.join(BASE).exists();
+    let chunk = if is_version { target.parent().unwrap_or(target) } else { target };
+    let mut cx = Ctx {
+        root: target.to_path_buf(),
+        chunk: chunk.display().to_string(),
+        findings: Vec::new(),
+        files: 0,
+    };
+    if is_version {
+        verify_version(&mut cx, target, opts);
+    } else {
+        let versions = layout::versions(target)?;
+        if versions.is_empty() && !target.join(LOG).exists() {
+            return Err(StoreError::not_a_store(
+                target,
+                "no version directories (vN/) and no data.deltalog: not a chunk dir",
+            ));
+        }
+        let current_marker = check_current(&mut cx, target);
+        for (_, dir) in &versions {
+            verify_version(&mut cx, dir, opts);
+        }
+        verify_log(&mut cx, &target.join(LOG), current_marker);
+        if let Ok(listing) = super::versions::list(target) {
+            for d in listing.debris.iter().filter(|d| d.live_pid.is_none()) {
+                cx.add(
+                    &d.path,
+                    None,
+                    Severity::Warning,
+                    "debris",
+                    format!("{} left behind", d.what),
+                    Some(format!("cottas-tui gc {} --keep 1000 --yes", cx.chunk)),
+                );
+            }
+        }
+    }
+    Ok(Report {
+        schema: SCHEMA,
+        target: target.to_path_buf(),
+        deep: opts.deep,
+        files_checked: cx.files,
+        findings: cx.findings,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// `current` must point at a complete version. Returns that version's
+/// marker (`Some(None)` when it has none), for the log's shadowing check.
+fn check_current(cx: &mut Ctx, chunk: &Path) -> Option<Option<u64>> {
+    let link = chunk.join(CURRENT);
+    let reset = Some(format!("cottas-tui repair reset-current {}", cx.chunk));
+    if fs::symlink_metadata(&link).is_err() {
+        cx.add(
+            &link,
+            None,
+            Severity::Warning,
+            "current",
+            "there is no `current` link; readers fall back to the highest complete version".into(),
+            reset,
+        );
+        return None;
+    }
+    let Ok(target) = fs::read_link(&link) else {
+        cx.error(&link, None, "current", "`current` is not a symlink".into(), reset);
+        return None;
+    };
+    let dir = chunk.join(&target);
+    if !dir.join(BASE).is_file() {
+        cx.error(
+            &link,
+            None,
+            "current",
+            format!("`current` points at {} which has no data.cottas", target.display()),
+            reset,
+        );
+        return None;
+    }
+    match read_marker(&dir.join(MARKER)) {
+        Ok(m) => Some(m.map(|m| m.epoch)),
+        Err(_) => None, // reported with the version
+    }
+}
+
+fn verify_version(cx: &mut Ctx, dir: &Path, opts: VerifyOptions) {
+    let vname = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let rebuild = Some(format!("cottas-tui repair rebuild-sidecars {} {vname} --yes", cx.chunk));
+    let base_path = dir.join(BASE);
+    cx.files += 1;
+    let marker_path = dir.join(MARKER);
+    if marker_path.exists() {
+        cx.files += 1;
+        if let Err(e) = read_marker(&marker_path) {
+            cx.store_error(
+                &marker_path,
+                "marker",
+                &e,
+                Some(format!("cottas-tui dump --hex {}", marker_path.display())),
+            );
+        }
+    }
+    let digests = match digests::read(dir) {
+        Ok(d) => d,
+        Err(e) => {
+            cx.store_error(&dir.join(digests::DIGESTS), "digests", &e, None);
+            None
+        }
+    };
+    let base = match Base::open_checked(&base_path, digests.as_ref().map(|d| &d.base)) {
+        Ok(b) => Some(b),
+        Err(e) => {
+            cx.store_error(
+                &base_path,
+                "parquet",
+                &e,
+                Some(format!("cottas-tui dump {}", base_path.display())),
+            );
+            None
+        }
+    };
+    let files = read_sidecars(cx, dir, digests.as_ref(), rebuild.clone());
+    let Some(base) = base else { return };
+    // Every page of every column chunk decodes (and matches its digest).
+    let mut columns_ok = true;
+    for rg in 0..base.num_row_groups() {
+        for col in 0..4 {
+            if let Err(e) = base.read_column(rg, col) {
+                cx.store_error(&base_path, "parquet-pages", &e, None);
+                columns_ok = false;
+            }
+        }
+    }
+    if !columns_ok {
+        return;
+    }
+    cross_check(cx, &base, &files, rebuild.clone());
+    if opts.deep {
+        deep_compare(cx, dir, &base, rebuild);
+    }
+}
+
+/// The decoded sidecars of a version (`None` where missing or undecodable).
+#[derive(Default)]
+struct Decoded {
+    dicts: [Option<Dict>; 4],
+    presence: [Option<Presence>; 4],
+    p_offsets: Option<p_offsets::POffsets>,
+    po_presence: Option<po_presence::PoPresence>,
+    s_offsets: Option<SOffsets>,
+}
+
+fn read_sidecars(
+    cx: &mut Ctx,
+    dir: &Path,
+    digests: Option<&digests::Digests>,
+    rebuild: Option<String>,
+) -> Decoded {
+    let mut d = Decoded::default();
+    for (i, suffix) in SUFFIXES.iter().enumerate() {
+        let path = dir.join(format!("{BASE}{suffix}"));
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                cx.add(
+                    &path,
+                    None,
+                    Severity::Warning,
+                    "sidecar-missing",
+                    "missing: lookups that need it scan more".into(),
+                    rebuild.clone(),
+                );
+                continue;
+            }
+            Err(e) => {
+                cx.error(&path, None, "io", e.to_string(), None);
+                continue;
+            }
+        };
+        cx.files += 1;
+        if let Some(dg) = digests {
+            match dg.sidecars.get(*suffix) {
+                Some(s) if digests::matches(s, &bytes) => {}
+                _ => cx.error(
+                    &path,
+                    None,
+                    "digest",
+                    format!(
+                        "does not match its digest in {}: the file changed since it was written",
+                        digests::DIGESTS
+                    ),
+                    rebuild.clone(),
+                ),
+            }
+        }
+        macro_rules! take {
+            ($slot:expr, $decode:path) => {
+                match $decode(&bytes).result {
+                    Ok(v) => $slot = Some(v),
+                    Err(e) => cx.format_error(&path, "decode", &e, rebuild.clone()),
+                }
+            };
+        }
+        match i {
+            0..=3 => take!(d.dicts[i], dict::decode),
+            4..=7 => take!(d.presence[i - 4], presence::decode),
+            8 => take!(d.p_offsets, p_offsets::decode),
+            9 => take!(d.po_presence, po_presence::decode),
+            _ => take!(d.s_offsets, s_offsets::decode),
+        }
+    }
+    d
+}
+
+const COLS: [&str; 4] = ["s", "p", "o", "g"];
+/// At most this many findings of one kind per file; then a count.
+const CAP: usize = 5;
+
+fn cross_check(cx: &mut Ctx, base: &Base, d: &Decoded, rebuild: Option<String>) {
+    let dir = base.path().parent().unwrap_or(Path::new(".")).to_path_buf();
+    let path = |suffix: &str| dir.join(format!("{BASE}{suffix}"));
+    let rgs = base.num_row_groups() as u32;
+    let len = |c: usize| d.dicts[c].as_ref().map(|x| x.len() as u32);
+    // Dimensions against the dictionaries and the footer.
+    for c in 0..4 {
+        if let (Some(p), Some(n)) = (&d.presence[c], len(c)) {
+            if p.num_rgs != rgs || p.num_tokens != n {
+                cx.error(
+                    &path(SUFFIXES[4 + c]),
+                    Some(8),
+                    "dimensions",
+                    format!(
+                        "{} row groups × {} tokens; the footer has {rgs} row groups and .{}.dict {n} tokens",
+                        p.num_rgs, p.num_tokens, COLS[c]
+                    ),
+                    rebuild.clone(),
+                );
+            }
+        }
+    }
+    if let (Some(p), Some(n)) = (&d.p_offsets, len(1)) {
+        if p.num_rgs != rgs || p.num_preds != n {
+            cx.error(
+                &path(".p.offsets"),
+                Some(8),
+                "dimensions",
+                format!("{} row groups × {} predicates; expected {rgs} × {n}", p.num_rgs, p.num_preds),
+                rebuild.clone(),
+            );
+        }
+    }
+    if let (Some(p), Some(np), Some(no)) = (&d.po_presence, len(1), len(2)) {
+        if p.num_rgs != rgs || p.pred_dict_size != np || p.obj_dict_size != no {
+            cx.error(
+                &path(".po.presence"),
+                Some(8),
+                "dimensions",
+                format!(
+                    "{} row groups, {} predicates, {} objects; expected {rgs}, {np}, {no}",
+                    p.num_rgs, p.pred_dict_size, p.obj_dict_size
+                ),
+                rebuild.clone(),
+            );
+        }
+    }
+    if let (Some(s), Some(n)) = (&d.s_offsets, len(0)) {
+        if s.ranges.len() as u32 != n || u64::from(s.num_rows_total) != base.num_rows() {
+            cx.error(
+                &path(".s.offsets"),
+                Some(8),
+                "dimensions",
+                format!(
+                    "{} subjects over {} rows; expected {n} subjects over {} rows",
+                    s.ranges.len(),
+                    s.num_rows_total,
+                    base.num_rows()
+                ),
+                rebuild.clone(),
+            );
+        }
+    }
+    // Dictionaries sorted and unique.
+    for (c, dict) in d.dicts.iter().enumerate() {
+        let Some(dict) = dict else { continue };
+        if let Some(i) = (1..dict.len()).find(|&i| dict.sorted(i - 1) >= dict.sorted(i)) {
+            cx.error(
+                &path(SUFFIXES[c]),
+                None,
+                "dict-order",
+                format!(
+                    "sorted entries {} and {i} are out of order or equal: {:?} then {:?}",
+                    i - 1,
+                    String::from_utf8_lossy(dict.sorted(i - 1)),
+                    String::from_utf8_lossy(dict.sorted(i))
+                ),
+                rebuild.clone(),
+            );
+        }
+    }
+    // Against the rows: cells in the dictionaries, every entry used,
+    // presence bits, subject ranges.
+    let maps: Vec<Option<HashMap<&[u8], u32>>> = d
+        .dicts
+        .iter()
+        .map(|o| o.as_ref().map(|dict| (0..dict.len()).map(|k| (dict.token(k), k as u32)).collect()))
+        .collect();
+    let mut expected: Vec<Option<Presence>> = (0..4).map(|c| len(c).map(|n| Presence::new(rgs, n))).collect();
+    let mut seen: Vec<Vec<bool>> = (0..4).map(|c| vec![false; len(c).unwrap_or(0) as usize]).collect();
+    let mut missing = [0usize; 4];
+    let mut ranges: Vec<(u64, u64)> = vec![(0, 0); len(0).unwrap_or(0) as usize];
+    let mut run: Option<(u32, u64)> = None; // (subject id, start row)
+    let mut row_no = 0u64;
+    let mut s_contiguous_broken = 0usize;
+    for rg in 0..base.num_row_groups() {
+        let Ok(cols) = (0..4).map(|c| base.read_column(rg, c)).collect::<Result<Vec<_>, _>>() else { return };
+        let rows = cols[0].len();
+        #[allow(clippy::needless_range_loop)] // one row across four columns
+        for i in 0..rows {
+            for c in 0..4 {
+                let Some(map) = &maps[c] else { continue };
+                let cell = cols[c][i].data();
+                match map.get(cell) {
+                    Some(&id) => {
+                        seen[c][id as usize] = true;
+                        if let Some(p) = expected[c].as_mut() {
+                            p.set(rg as u32, id);
+                        }
+                        if c == 0 {
+                            match run {
+                                Some((sid, _)) if sid == id => {}
+                                prev => {
+                                    if let Some((sid, start)) = prev {
+                                        ranges[sid as usize] = (start, row_no);
+                                    }
+                                    if ranges[id as usize] != (0, 0) {
+                                        s_contiguous_broken += 1;
+                                    }
+                                    run = Some((id, row_no));
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        missing[c] += 1;
+                        if missing[c] <= CAP {
+                            cx.error(&path(SUFFIXES[c]), None, "dict-cells", format!("row {row_no} (row group {rg}) has {} cell {:?}, which the dictionary does not hold", COLS[c], String::from_utf8_lossy(cell)), rebuild.clone());
+                        }
+                    }
+                }
+            }
+            row_no += 1;
+        }
+    }
+    if let Some((sid, start)) = run {
+        ranges[sid as usize] = (start, row_no);
+    }
+    for c in 0..4 {
+        if missing[c] > CAP {
+            cx.error(
+                &path(SUFFIXES[c]),
+                None,
+                "dict-cells",
+                format!("… and {} more {} cells missing from the dictionary", missing[c] - CAP, COLS[c]),
+                rebuild.clone(),
+            );
+        }
+        let unused: Vec<usize> = (0..seen[c].len()).filter(|&k| !seen[c][k]).collect();
+        if !unused.is_empty() {
+            let dict = d.dicts[c].as_ref().expect("seen is sized by the dict");
+            cx.error(
+                &path(SUFFIXES[c]),
+                None,
+                "dict-cells",
+                format!(
+                    "{} entries are in no row, e.g. id {} {:?}",
+                    unused.len(),
+                    unused[0],
+                    String::from_utf8_lossy(dict.token(unused[0]))
+                ),
+                rebuild.clone(),
+            );
+        }
+        if let (Some(want), Some(have)) = (&expected[c], &d.presence[c]) {
+            if have.num_rgs == want.num_rgs && have.num_tokens == want.num_tokens && have.bits != want.bits {
+                let byte = have.bits.iter().zip(&want.bits).position(|(a, b)| a != b).unwrap_or(0);
+                cx.error(
+                    &path(SUFFIXES[4 + c]),
+                    Some(presence::HEADER_LEN + byte as u64),
+                    "presence-bits",
+                    format!(
+                        "bitmap byte {byte} is {:#04x}; the rows give {:#04x}",
+                        have.bits[byte], want.bits[byte]
+                    ),
+                    rebuild.clone(),
+                );
+            }
+        }
+    }
+    if s_contiguous_broken > 0 {
+        cx.error(base.path(), None, "s-order", format!("{s_contiguous_broken} subjects appear in more than one run: the rows are not in SPOG order, so .s.offsets cannot describe them"), None);
+    }
+    if let Some(s) = &d.s_offsets {
+        if s.ranges.len() == ranges.len() && s.ranges != ranges {
+            let k = s.ranges.iter().zip(&ranges).position(|(a, b)| a != b).unwrap_or(0);
+            cx.error(
+                &path(".s.offsets"),
+                Some(s_offsets::HEADER_LEN + 16 * k as u64),
+                "s-offsets",
+                format!("subject id {k}: recorded rows {:?}, the rows give {:?}", s.ranges[k], ranges[k]),
+                rebuild.clone(),
+            );
+        }
+    }
+}
+
+fn deep_compare(cx: &mut Ctx, dir: &Path, base: &Base, rebuild: Option<String>) {
+    let built = match sidecars::build_from_base(base) {
+        Ok(b) => b,
+        Err(e) => {
+            cx.store_error(base.path(), "deep", &e, None);
+            return;
+        }
+    };
+    for (suffix, want) in built.files() {
+        let path = dir.join(format!("{BASE}{suffix}"));
+        let Ok(have) = fs::read(&path) else { continue };
+        if have != want {
+            let at = have.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(have.len().min(want.len()));
+            cx.error(&path, Some(at as u64), "deep", format!("differs from the sidecar rebuilt from the base, first at byte {at} ({} bytes on disk, {} rebuilt)", have.len(), want.len()), rebuild.clone());
+        }
+    }
+}
+
+fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            cx.add(
+                path,
+                None,
+                Severity::Warning,
+                "log-missing",
+                "no delta log (the next update creates one)".into(),
+                None,
+            );
+            return;
+        }
+        Err(e) => {
+            cx.error(path, None, "io", e.to_string(), None);
+            return;
+        }
+    };
+    cx.files += 1;
+    let log = match deltalog::decode_with(&bytes, Detail::None).result {
+        Ok(l) => l,
+        Err(e) => {
+            cx.format_error(
+                path,
+                "log-header",
+                &e,
+                Some(format!("cottas-tui dump --hex {}", path.display())),
+            );
+            return;
+        }
+    };
+    if log.transport != Transport::Raw {
+        cx.add(path, Some(0), Severity::Warning, "legacy-transport", "written in the legacy code-point transport (factoidal before #445); we append in the same transport".into(), None);
+    }
+    if log.leftover.reason != StopReason::CleanEnd {
+        let hidden = deltalog::hidden_batches(&bytes, log.leftover.offset as usize);
+        let cut = Some(format!("cottas-tui repair truncate-torn-tail {} --yes", cx.chunk));
+        let detail = match (&log.leftover.error, hidden.len()) {
+            (Some(e), _) => format!(": {e}"),
+            _ => String::new(),
+        };
+        if hidden.is_empty() {
+            cx.error(path, Some(log.leftover.offset), "log-tail", format!("{} bytes after the last committed batch are not a batch ({}){detail}; readers ignore them", log.leftover.len, log.leftover.reason.as_str()), cut);
+        } else {
+            cx.error(path, Some(log.leftover.offset), "log-damage", format!("damaged ({}){detail}, and {} valid batches follow it (first at offset {}): committed writes no reader can reach; queries refuse to run", log.leftover.reason.as_str(), hidden.len(), hidden[0]), cut);
+        }
+    }
+    let mut last_seq: Option<u64> = None;
+    let mut shadowed = Vec::new();
+    for f in &log.batches {
+        if let Some(prev) = last_seq {
+            if f.batch.seq <= prev {
+                cx.add(
+                    path,
+                    Some(f.offset),
+                    Severity::Warning,
+                    "log-seq",
+                    format!(
+                        "batch at offset {} has seq {} after seq {prev}: sequence numbers do not increase",
+                        f.offset, f.batch.seq
+                    ),
+                    None,
+                );
+            }
+        }
+        last_seq = Some(f.batch.seq);
+        if let Some(Some(ce)) = marker {
+            if f.batch.epoch <= ce {
+                shadowed.push(f);
+            }
+        }
+    }
+    if let (Some(first), Some(Some(ce))) = (shadowed.first(), marker) {
+        cx.add(path, Some(first.offset), Severity::Warning, "log-shadowed", format!("{} batches have db_epoch ≤ the marker of `current` ({ce}), the first at offset {} (seq {}, epoch {}): they are folded already, or writes that are silently invisible", shadowed.len(), first.offset, first.batch.seq, first.batch.epoch), Some(format!("cottas-tui log {} --from {}", cx.chunk, first.batch.seq)));
+    }
+}
