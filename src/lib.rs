@@ -8,3 +8,5 @@ pub mod inspect;
 #[cfg(feature = "full")]
 pub mod sparql;
 pub mod store;
+#[cfg(feature = "full")]
+pub mod tui;

@@ -30,8 +30,15 @@ use clap::{Parser, Subcommand};
     after_help = "`cottas-tui --batch DIR [query options]` is the same as `cottas-tui query DIR`."
 )]
 pub struct Cli {
-    /// A chunk dir, version dir or store file to inspect; without one, the demo store.
+    /// A chunk dir to open in the terminal UI (or, when stdout is not a terminal
+    /// or with --list, to list with every file's status); without one, the demo store.
     pub path: Option<PathBuf>,
+    /// In the UI: allow the update, compact and repair actions.
+    #[arg(long)]
+    pub write: bool,
+    /// Print the file listing instead of opening the UI.
+    #[arg(long)]
+    pub list: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -183,13 +190,33 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
         (Some(Command::Verify(args)), _) => triage::run_verify(&args, out),
         (Some(Command::Log(args)), _) => triage::run_log(&args, out),
         (Some(Command::Repair(args)), _) => triage::run_repair(&args, out),
-        (None, Some(path)) => inventory::run(&path, out),
-        (None, None) => inventory::demo(&inventory::DemoArgs::default(), out),
+        (None, path) => {
+            let tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
+            if path.is_none() && (cli.list || !tty) {
+                return inventory::demo(&inventory::DemoArgs::default(), out);
+            }
+            let dir = match path {
+                Some(p) => p,
+                None => {
+                    let dir = crate::store::demo::default_dir();
+                    crate::store::demo::ensure(&dir, false).map_err(|e| {
+                        anyhow::anyhow!("{}: cannot build the demo store: {e}", dir.display())
+                    })?;
+                    dir
+                }
+            };
+            if cli.list || !tty || !dir.is_dir() {
+                return inventory::run(&dir, out);
+            }
+            crate::tui::run(&dir, cli.write)?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
 /// Runs the CLI and returns the process exit code.
 pub fn main() -> ExitCode {
+    let _ = crate::tui::PROCESS_START.set(std::time::Instant::now());
     // `--batch DIR …` is the scripted spelling of `query DIR …`.
     let args = std::env::args_os()
         .enumerate()

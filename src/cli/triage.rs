@@ -119,17 +119,6 @@ fn touches(e: &Entry, graph: &str) -> bool {
     }
 }
 
-fn entry_text(e: &Entry) -> String {
-    match e {
-        Entry::Add(q) => format!("ADD    {}", q.to_nquads()),
-        Entry::Remove(q) => format!("REMOVE {}", q.to_nquads()),
-        Entry::Clear(None) => "CLEAR  DEFAULT".into(),
-        Entry::Clear(Some(g)) => format!("CLEAR  <{g}>"),
-        Entry::Drop(g) => format!("DROP   <{g}>"),
-        Entry::Create(g) => format!("CREATE <{g}>"),
-    }
-}
-
 /// (adds, removes, clears, drops, creates)
 fn kinds(entries: &[Entry]) -> [usize; 5] {
     let mut k = [0; 5];
@@ -181,7 +170,7 @@ fn print_batches(
         writeln!(out, "{}", batch_line(f, view.marker))?;
         if args.entries {
             for e in f.batch.entries.iter().filter(|e| args.graph.as_deref().is_none_or(|g| touches(e, g))) {
-                writeln!(out, "            {}", entry_text(e))?;
+                writeln!(out, "            {}", e.describe())?;
             }
         }
     }
@@ -210,7 +199,7 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
                 });
                 if args.entries {
                     v["entries"] =
-                        f.batch.entries.iter().map(|e| serde_json::Value::from(entry_text(e))).collect();
+                        f.batch.entries.iter().map(|e| serde_json::Value::from(e.describe())).collect();
                 }
                 v
             })

@@ -737,6 +737,20 @@ pub fn decode_batch_at(bytes: &[u8], offset: usize) -> Decoded<BatchFrame> {
     Decoded { result, spans: c.spans }
 }
 
+impl Entry {
+    /// One line for people: the kind, then the quad in N-Quads or the graph.
+    pub fn describe(&self) -> String {
+        match self {
+            Entry::Add(q) => format!("ADD    {}", q.to_nquads()),
+            Entry::Remove(q) => format!("REMOVE {}", q.to_nquads()),
+            Entry::Clear(None) => "CLEAR  DEFAULT".into(),
+            Entry::Clear(Some(g)) => format!("CLEAR  <{g}>"),
+            Entry::Drop(g) => format!("DROP   <{g}>"),
+            Entry::Create(g) => format!("CREATE <{g}>"),
+        }
+    }
+}
+
 impl Quad {
     /// The quad as term values; the default graph is [`Term::DefaultGraph`].
     pub fn to_terms(&self) -> [Term; 4] {

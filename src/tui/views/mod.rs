@@ -1,0 +1,170 @@
+//! Drawing: one file per view, plus the frame around them (tabs and
+//! breadcrumb, status line, keybar) and the overlays. Nothing here changes
+//! the state.
+
+mod decoder;
+mod files;
+mod log;
+mod query;
+mod store;
+mod timeline;
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs, Wrap};
+use ratatui::Frame;
+
+use super::action::bindings;
+use super::state::{App, Check, Tab, TABS};
+use crate::format::span::Role;
+
+pub fn render(f: &mut Frame, app: &App) {
+    let [top, main, status, keys] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(f.area());
+    render_tabs(f, top, app);
+    match app.tab {
+        Tab::Store => store::render(f, main, app),
+        Tab::Files => files::render(f, main, app),
+        Tab::Decoder => decoder::render(f, main, app),
+        Tab::Log => log::render(f, main, app),
+        Tab::Query => query::render(f, main, app),
+        Tab::Timeline => timeline::render(f, main, app),
+    }
+    render_status(f, status, app);
+    render_keybar(f, keys, app);
+    if app.help {
+        render_help(f, app);
+    }
+    if let Some(c) = &app.confirm {
+        let area = centered(f.area(), 70, 14);
+        f.render_widget(Clear, area);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(c.title.as_str())
+            .border_style(Style::new().fg(Color::Yellow));
+        f.render_widget(Paragraph::new(c.text.as_str()).block(block).wrap(Wrap { trim: false }), area);
+    }
+}
+
+/// Bytes per hex row the decoder uses at this terminal width.
+pub fn hex_cols_for(width: u16) -> u64 {
+    let tree_w = if width >= 124 { 46 } else { 26.min(width / 3) };
+    decoder::bytes_per_row(width.saturating_sub(tree_w))
+}
+
+/// Rows a list in `area` can show (inside borders and a header row).
+pub fn list_rows(area: Rect) -> usize {
+    area.height.saturating_sub(3) as usize
+}
+
+fn render_tabs(f: &mut Frame, area: Rect, app: &App) {
+    let titles: Vec<Line> = TABS.iter().map(|t| Line::from(t.title())).collect();
+    let sel = TABS.iter().position(|t| *t == app.tab).unwrap_or(0);
+    let [tabs, crumb] =
+        Layout::horizontal([Constraint::Min(40), Constraint::Length(area.width.saturating_sub(62))])
+            .areas(area);
+    f.render_widget(
+        Tabs::new(titles)
+            .select(sel)
+            .highlight_style(Style::new().add_modifier(Modifier::BOLD | Modifier::REVERSED))
+            .divider("│"),
+        tabs,
+    );
+    let mut path: Vec<String> = app.back.iter().map(|t| t.title().to_string()).collect();
+    path.push(app.tab.title().to_string());
+    let mode = if app.write { "rw" } else { "ro" };
+    let name = app.chunk.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    // Narrow terminals keep the mode and the drill-down path, not the name.
+    let text = if area.width >= 100 {
+        format!("[{mode}] {name} › {}", path.join(" › "))
+    } else {
+        format!("[{mode}] {}", path.join("›"))
+    };
+    f.render_widget(Paragraph::new(text).style(Style::new().add_modifier(Modifier::DIM)), crumb);
+}
+
+const SPINNER: [&str; 4] = ["⠋", "⠙", "⠸", "⠴"];
+
+fn render_status(f: &mut Frame, area: Rect, app: &App) {
+    let line = if let Some(c) = &app.cmdline {
+        Line::from(vec![Span::styled(c.clone(), Style::new().add_modifier(Modifier::BOLD)), Span::raw("█")])
+    } else if app.query.running.is_some() || app.compaction.is_some() {
+        Line::from(format!("{} {}", SPINNER[app.tick % SPINNER.len()], app.status))
+    } else {
+        Line::from(app.status.clone())
+    };
+    f.render_widget(Paragraph::new(line), area);
+}
+
+fn render_keybar(f: &mut Frame, area: Rect, app: &App) {
+    let mut spans = Vec::new();
+    for (k, what) in bindings(app) {
+        spans.push(Span::styled(format!(" {k} "), Style::new().add_modifier(Modifier::REVERSED)));
+        spans.push(Span::raw(format!(" {what} ")));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn render_help(f: &mut Frame, app: &App) {
+    let area = centered(f.area(), 60, 22);
+    f.render_widget(Clear, area);
+    let mut lines = vec![Line::from(Span::styled(
+        format!("{} view", app.tab.title()),
+        Style::new().add_modifier(Modifier::BOLD),
+    ))];
+    for (k, what) in bindings(app) {
+        lines.push(Line::from(format!("  {k:<12} {what}")));
+    }
+    lines.push(Line::from(""));
+    lines.push(Line::from("  Shift-Tab    previous view     Esc  back"));
+    lines.push(Line::from("  PgUp/PgDn    page              mouse: scroll, click"));
+    lines.push(Line::from("  :open v2  :open FILE  :goto 0x1f0  :query [TEXT]"));
+    lines.push(Line::from("  :export FILE [FORMAT]  :compact  :q"));
+    if app.write {
+        lines.push(Line::from("  :update SPARQL-UPDATE   :repair truncate-torn-tail|reset-current|"));
+        lines.push(Line::from("                          rebuild-sidecars vN"));
+    }
+    lines.push(Line::from("  any key closes this help"));
+    let block = Block::default().borders(Borders::ALL).title("Help");
+    f.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect { x: area.x + (area.width - w) / 2, y: area.y + (area.height - h) / 2, width: w, height: h }
+}
+
+pub fn check_cell(c: Check) -> Span<'static> {
+    match c {
+        Check::Ok => Span::styled("✓", Style::new().fg(Color::Green)),
+        Check::Bad => Span::styled("✗", Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)),
+        Check::NotApplicable => Span::styled("–", Style::new().add_modifier(Modifier::DIM)),
+    }
+}
+
+/// The colour of a byte by the role of its span, and whether it is good.
+pub fn role_style(role: Role, ok: bool) -> Style {
+    if !ok {
+        return Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+    }
+    match role {
+        Role::Magic => Style::new().fg(Color::Cyan),
+        Role::Version => Style::new().fg(Color::Blue),
+        Role::Length | Role::Count | Role::Offset => Style::new().fg(Color::Yellow),
+        Role::Checksum => Style::new().fg(Color::Green),
+        Role::Tail => Style::new().fg(Color::White).bg(Color::Red),
+        Role::Padding => Style::new().add_modifier(Modifier::DIM),
+        _ => Style::new(),
+    }
+}
+
+pub fn selected() -> Style {
+    Style::new().add_modifier(Modifier::REVERSED)
+}

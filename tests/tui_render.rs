@@ -1,0 +1,203 @@
+//! Every view rendered with ratatui's TestBackend at 80×24 from a real demo
+//! store (and damaged copies of it): what is on screen, and the colours of
+//! magic, checksum and torn-tail bytes.
+
+use std::path::Path;
+use std::sync::mpsc;
+
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::Color;
+use ratatui::Terminal;
+
+use cottas_tui::store::demo;
+use cottas_tui::tui::action::{self, Action};
+use cottas_tui::tui::logindex::LogIndex;
+use cottas_tui::tui::state::{App, Tab};
+use cottas_tui::tui::views;
+
+fn app(dir: &Path, write: bool) -> App {
+    let mut app = App::new(dir, write);
+    app.log = Some(LogIndex::build(&app.log_path()));
+    app
+}
+
+fn draw(app: &App, w: u16, h: u16) -> Buffer {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| views::render(f, app)).unwrap();
+    t.backend().buffer().clone()
+}
+
+fn text(b: &Buffer) -> String {
+    let mut s = String::new();
+    for y in 0..b.area.height {
+        for x in 0..b.area.width {
+            s.push_str(b[(x, y)].symbol());
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The cell where `needle` starts on screen.
+fn find(b: &Buffer, needle: &str) -> Option<(u16, u16)> {
+    for y in 0..b.area.height {
+        let row: Vec<String> = (0..b.area.width).map(|x| b[(x, y)].symbol().to_string()).collect();
+        let line = row.concat();
+        if let Some(byte) = line.find(needle) {
+            let col = line[..byte].chars().count() as u16;
+            return Some((col, y));
+        }
+    }
+    None
+}
+
+fn demo_store() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("demo");
+    demo::ensure(&store, false).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn the_store_view_shows_versions_current_and_row_groups() {
+    let (_d, store) = demo_store();
+    let b = draw(&app(&store, false), 80, 24);
+    let t = text(&b);
+    assert!(t.contains("current -> v2  (complete)"), "{t}");
+    assert!(t.contains("v1") && t.contains("v2") && t.contains("rows (and bytes) per row group"), "{t}");
+    assert!(t.contains("Tab  next view"), "the keybar: {t}");
+    assert!(t.contains("[ro] Store"), "{t}");
+    let wide = text(&draw(&app(&store, true), 120, 30));
+    assert!(wide.contains("[rw] demo › Store"), "{wide}");
+}
+
+#[test]
+fn the_files_view_marks_a_damaged_magic() {
+    let (_d, store) = demo_store();
+    let dict = store.join("v2/data.cottas.s.dict");
+    let mut bytes = std::fs::read(&dict).unwrap();
+    bytes[0] = b'X';
+    std::fs::write(&dict, bytes).unwrap();
+    let mut a = app(&store, false);
+    a.tab = Tab::Files;
+    let b = draw(&a, 80, 24);
+    let t = text(&b);
+    let row = t.lines().find(|l| l.contains("v2/data.cottas.s.dict")).unwrap();
+    assert!(row.contains('✗'), "{row}");
+    let ok_row = t.lines().find(|l| l.contains("v2/data.cottas.p.dict")).unwrap();
+    assert!(ok_row.contains('✓') && !ok_row.contains('✗'), "{ok_row}");
+    let (x, y) = find(&b, "✗").unwrap();
+    assert_eq!(b[(x, y)].fg, Color::Red);
+}
+
+#[test]
+fn the_decoder_colours_magic_and_a_bad_checksum() {
+    let (_d, store) = demo_store();
+    let marker = store.join("v2/data.compacted-epoch");
+    let mut bytes = std::fs::read(&marker).unwrap();
+    bytes[20] ^= 0xff; // the checksum
+    std::fs::write(&marker, &bytes).unwrap();
+    let mut a = app(&store, false);
+    a.open_decoder(&marker);
+    a.tab = Tab::Decoder;
+    let b = draw(&a, 130, 30);
+    let t = text(&b);
+    assert!(t.contains("magic") && t.contains("checksum") && t.contains('✗'), "{t}");
+    // The hex pane: "43 45 50 31" (CEP1) is cyan; the checksum byte red.
+    let (x, y) = find(&b, "43 45 50 31").unwrap();
+    assert_eq!(b[(x, y)].fg, Color::Cyan, "magic");
+    let bad = format!("{:02x}", bytes[20]);
+    let row2 = (0..b.area.height)
+        .find(|&y| text(&b).lines().nth(y as usize).is_some_and(|l| l.contains("00000010")))
+        .unwrap();
+    let line: String = (0..b.area.width).map(|x| b[(x, row2)].symbol().to_string()).collect();
+    let col = line.find(&format!("{bad} ")).map(|i| line[..i].chars().count() as u16).unwrap();
+    assert_eq!(b[(col, row2)].fg, Color::Red, "a bad checksum is red");
+}
+
+#[test]
+fn moving_in_the_hex_pane_selects_the_owning_field() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.open_decoder(&store.join("v2/data.cottas.s.dict"));
+    a.tab = Tab::Decoder;
+    let (tx, _rx) = mpsc::channel();
+    // Eight bytes right: offset 8, the token count.
+    for _ in 0..8 {
+        action::update(&mut a, Action::Right, &tx);
+    }
+    let d = a.decoder.as_ref().unwrap();
+    assert_eq!(d.cursor, 8);
+    assert_eq!(d.spans[d.span_sel].name, "num_tokens");
+    action::run_command(&mut a, ":goto 0x4", &tx);
+    let d = a.decoder.as_ref().unwrap();
+    assert_eq!((d.cursor, d.spans[d.span_sel].name.as_str()), (4, "version"));
+}
+
+#[test]
+fn the_log_view_shows_batches_expands_one_and_marks_a_torn_tail() {
+    let (_d, store) = demo_store();
+    let log = store.join("data.deltalog");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend_from_slice(b"DLB1\x01\x00\x00\x00\x40\x00");
+    std::fs::write(&log, &bytes).unwrap();
+    let mut a = app(&store, false);
+    a.tab = Tab::Log;
+    let (tx, _rx) = mpsc::channel();
+    action::update(&mut a, Action::Enter, &tx);
+    let b = draw(&a, 80, 24);
+    let t = text(&b);
+    assert!(t.contains("4 batches") && t.contains("visible"), "{t}");
+    assert!(t.contains("            ADD    <https://demo.cottas.example"), "expanded entries: {t}");
+    let (x, y) = find(&b, "TORN TAIL").unwrap();
+    assert_eq!(b[(x, y)].bg, Color::Red);
+}
+
+#[test]
+fn help_keybar_and_command_line() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    let (tx, _rx) = mpsc::channel();
+    action::update(&mut a, Action::ToggleHelp, &tx);
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.contains("Help") && t.contains(":goto 0x1f0"), "{t}");
+    action::update(&mut a, Action::ToggleHelp, &tx);
+    a.tab = Tab::Timeline;
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.contains("v2: compacted-epoch 1 (current)") && t.contains("epoch    2"), "{t}");
+    assert!(!t.contains(" c  compact"), "read-only: no compact key in the keybar: {t}");
+    action::run_command(&mut a, ":open v1", &tx);
+    assert_eq!((a.tab, a.version_sel), (Tab::Files, 0));
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.contains("Files of v1"), "{t}");
+}
+
+#[test]
+fn the_query_view_shows_results_from_the_worker() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Query;
+    let (tx, rx) = mpsc::channel();
+    action::update(&mut a, Action::RunQuery, &tx);
+    let msg = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+    action::update(&mut a, Action::Worker(msg), &tx);
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.contains("Results — ") && t.contains(" rows in "), "{t}");
+    assert!(a.status.contains("rows in"), "{}", a.status);
+    assert_eq!(a.query.history.len(), 1);
+}
+
+#[test]
+fn it_fits_in_80_by_24_and_in_a_wide_terminal() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, true);
+    a.open_decoder(&store.join("v2/data.cottas.p.offsets"));
+    for tab in cottas_tui::tui::state::TABS {
+        a.tab = tab;
+        for (w, h) in [(80, 24), (160, 50), (40, 12)] {
+            let t = text(&draw(&a, w, h));
+            assert!(t.contains(tab.title()) || w < 60, "{tab:?} at {w}×{h}");
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The real binary driven like a person would, under tmux (send-keys,
+//! capture-pane) at 80×24: open a store, open a sidecar in the decoder, see a
+//! bad checksum in red on a damaged copy, run a query, compact and watch
+//! `current` move, and see another process's append show up. Skips with a
+//! notice where tmux is not installed.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Session(String);
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["kill-session", "-t", &self.0]).output();
+    }
+}
+
+impl Session {
+    fn keys(&self, keys: &[&str]) {
+        let st = Command::new("tmux").args(["send-keys", "-t", &self.0]).args(keys).status().unwrap();
+        assert!(st.success());
+    }
+    fn literal(&self, text: &str) {
+        let st = Command::new("tmux").args(["send-keys", "-t", &self.0, "-l", text]).status().unwrap();
+        assert!(st.success());
+    }
+    fn screen(&self, escapes: bool) -> String {
+        let mut c = Command::new("tmux");
+        c.args(["capture-pane", "-p", "-t", &self.0]);
+        if escapes {
+            c.arg("-e");
+        }
+        String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned()
+    }
+    fn wait_for(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen(false);
+            if s.contains(needle) {
+                return s;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "waited for {needle:?}; the screen:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    fn command(&self, cmd: &str) {
+        self.literal(cmd);
+        self.keys(&["Enter"]);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let t = to.join(e.file_name());
+        let ft = e.file_type().unwrap();
+        if ft.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), t).unwrap();
+        } else if ft.is_dir() {
+            copy_dir(&e.path(), &t);
+        } else {
+            std::fs::copy(e.path(), t).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_person_at_the_keyboard() {
+    if Command::new("tmux").arg("-V").output().map(|o| !o.status.success()).unwrap_or(true) {
+        eprintln!("NOTICE: tmux is not installed; skipping the end-to-end TUI test");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("demo");
+    cottas_tui::store::demo::ensure(&store, false).unwrap();
+    let damaged = dir.path().join("damaged");
+    copy_dir(&store, &damaged);
+    let marker = damaged.join("v2/data.compacted-epoch");
+    let mut b = std::fs::read(&marker).unwrap();
+    b[21] ^= 0x5a; // a checksum byte
+    std::fs::write(&marker, b).unwrap();
+
+    let name = format!("cottas-e2e-{}", std::process::id());
+    let bin = env!("CARGO_BIN_EXE_cottas-tui");
+    let st = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
+        .arg(format!("{bin} {} --write", store.display()))
+        .env("TERM", "xterm-256color")
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let s = Session(name);
+
+    // 1. The store opens on its Store view.
+    s.wait_for("current -> v2  (complete)");
+    // 2. A sidecar in the decoder, from the Files view.
+    s.keys(&["Tab"]);
+    s.wait_for("Files of v2");
+    s.command(":open v2/data.cottas.s.dict");
+    let screen = s.wait_for("num_tokens");
+    assert!(screen.contains("magic = \"COTD\""), "{screen}");
+    // 3. The damaged copy's checksum is red in the tree.
+    s.command(&format!(":open {}", marker.display()));
+    s.wait_for("checksum");
+    let colours = s.screen(true);
+    let line = colours.lines().find(|l| l.contains("checksum")).unwrap();
+    assert!(
+        line.contains("[31m")
+            || line.contains(";31m")
+            || line.contains("38;5;1m")
+            || line.contains("38;5;9m"),
+        "the bad checksum is drawn red: {line:?}"
+    );
+    // 4. A query.
+    s.command(":query");
+    s.wait_for("Query — i to edit");
+    s.keys(&["Enter"]);
+    s.wait_for(" rows in ");
+    // 5. A compaction moves `current`.
+    s.command(":compact");
+    s.wait_for("Compact?");
+    s.keys(&["y"]);
+    s.wait_for("compact: OK v2 -> v3");
+    s.wait_for("v3: compacted-epoch 2 (current)");
+    assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v3"));
+    // Another process appends: the log view shows it within a second or so.
+    s.keys(&["Tab", "Tab", "Tab", "Tab"]);
+    s.wait_for("Delta log — 0 batches");
+    let o = Command::new(bin)
+        .arg("update")
+        .arg(&store)
+        .args(["-e", "INSERT DATA { <https://example.org/from-outside> <https://example.org/p> 1 }"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    s.wait_for("Delta log — 1 batches");
+    s.keys(&["q"]);
+}
