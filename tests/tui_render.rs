@@ -201,3 +201,20 @@ fn it_fits_in_80_by_24_and_in_a_wide_terminal() {
         }
     }
 }
+
+#[test]
+fn the_decoder_shows_the_parquet_pages_and_dictionary() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.open_decoder(&store.join("v2/data.cottas"));
+    a.tab = Tab::Decoder;
+    let d = a.decoder.as_ref().unwrap();
+    let names: Vec<&str> = d.spans.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"row_group[0].p.page[0].header"), "{names:?}");
+    let dict = d.spans.iter().find(|s| s.name == "row_group[0].p.page[0].header").unwrap();
+    assert!(dict.value.as_deref().unwrap().starts_with("dictionary page"), "{:?}", dict.value);
+    let data = d.spans.iter().find(|s| s.name == "row_group[0].p.page[1].header").unwrap();
+    assert!(data.value.as_deref().unwrap().contains("RLE_DICTIONARY"), "{:?}", data.value);
+    let t = text(&draw(&a, 130, 40));
+    assert!(t.contains("page[0].header"), "{t}");
+}
