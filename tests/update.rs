@@ -320,6 +320,7 @@ fn a_query_keeps_its_snapshot_while_a_writer_appends() {
     let writer = std::thread::spawn(move || {
         let mut u = Updater::open(&writer_chunk, None).unwrap();
         for i in 0..60 {
+            std::thread::sleep(Duration::from_millis(2));
             u.apply(&format!("INSERT DATA {{ <https://example.org/pair{i}> <https://example.org/p> 1, 2 }}"))
                 .unwrap();
         }

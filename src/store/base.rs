@@ -119,14 +119,6 @@ impl Base {
         })
     }
 
-    /// Checks the file length and footer against recorded digests, and
-    /// keeps the column-chunk digests for checking on first decode.
-    pub fn attach_digests(&mut self, d: &super::digests::BaseDigests) -> Result<(), StoreError> {
-        check_regions(&self.path, &self.raw, d)?;
-        self.chunk_digests = d.chunks.iter().map(|c| ((c.rg, c.col), c.span.clone())).collect();
-        Ok(())
-    }
-
     /// A column chunk's bytes against its digest (once per chunk).
     fn check_chunk(&self, rg: usize, col: usize) -> Result<(), StoreError> {
         let Some(span) = self.chunk_digests.get(&(rg, col)) else { return Ok(()) };

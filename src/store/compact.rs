@@ -367,12 +367,7 @@ fn swap(chunk: &Path, log_path: &Path, snap: &Snapshot, plan: &CompactPlan) -> R
         .collect();
     if now.bytes.len() as u64 > now.committed {
         // A torn tail from a writer that died: keep it, as the writer would.
-        let cut = chunk.join(format!(
-            "{LOG}.cut-at-{}.{}",
-            now.committed,
-            utc_timestamp(unix_now()).replace(':', "")
-        ));
-        write_synced(&cut, &now.bytes[now.committed as usize..]).map_err(|e| StoreError::io(&cut, e))?;
+        super::writer::save_cut_bytes(chunk, &now.bytes, now.committed)?;
     }
     let encode = |batches: &[Batch]| {
         let mut out = deltalog::encode_header();

@@ -191,12 +191,7 @@ pub fn gc_apply(chunk: &Path, keep: usize, wait: Option<Duration>) -> Result<GcP
         fs::remove_dir_all(&v.path).map_err(|e| StoreError::io(&v.path, e))?;
     }
     for d in &plan.remove_debris {
-        let r = if fs::symlink_metadata(&d.path).is_ok_and(|m| m.is_dir()) {
-            fs::remove_dir_all(&d.path)
-        } else {
-            fs::remove_file(&d.path)
-        };
-        r.map_err(|e| StoreError::io(&d.path, e))?;
+        remove_path(&d.path)?;
     }
     super::fsutil::sync_dir(chunk).map_err(|e| StoreError::io(chunk, e))?;
     Ok(plan)
@@ -266,13 +261,18 @@ pub fn rollback(chunk: &Path, to: &str, force: bool, wait: Option<Duration>) -> 
 pub fn remove_dead_debris(chunk: &Path) -> Result<Vec<PathBuf>, StoreError> {
     let mut removed = Vec::new();
     for d in list(chunk)?.debris.into_iter().filter(|d| d.live_pid.is_none()) {
-        let r = if fs::symlink_metadata(&d.path).is_ok_and(|m| m.is_dir()) {
-            fs::remove_dir_all(&d.path)
-        } else {
-            fs::remove_file(&d.path)
-        };
-        r.map_err(|e| StoreError::io(&d.path, e))?;
+        remove_path(&d.path)?;
         removed.push(d.path);
     }
     Ok(removed)
+}
+
+/// Removes a file, symlink or directory tree.
+fn remove_path(p: &Path) -> Result<(), StoreError> {
+    let r = if fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+        fs::remove_dir_all(p)
+    } else {
+        fs::remove_file(p)
+    };
+    r.map_err(|e| StoreError::io(p, e))
 }

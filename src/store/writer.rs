@@ -321,6 +321,16 @@ fn ensure_log(path: &Path, chunk: &Path) -> Result<bool, StoreError> {
     Ok(true)
 }
 
+/// Keeps `bytes[end..]` of the log in `data.deltalog.cut-at-<end>.<time>`
+/// beside it (fsynced, with the directory) before anything cuts them off.
+pub fn save_cut_bytes(chunk: &Path, bytes: &[u8], end: u64) -> Result<PathBuf, StoreError> {
+    let now = utc_timestamp(unix_now()).replace(':', "");
+    let saved_to = chunk.join(format!("{LOG}.cut-at-{end}.{now}"));
+    write_synced(&saved_to, &bytes[end as usize..]).map_err(|e| StoreError::io(&saved_to, e))?;
+    sync_dir(chunk).map_err(|e| StoreError::io(chunk, e))?;
+    Ok(saved_to)
+}
+
 /// Saves `bytes[end..]` beside the log, then cuts the log to `end`.
 fn cut_tail(
     path: &Path,
@@ -330,10 +340,7 @@ fn cut_tail(
     end: u64,
     reason: StopReason,
 ) -> Result<CutTail, StoreError> {
-    let now = utc_timestamp(unix_now()).replace(':', "");
-    let saved_to = chunk.join(format!("{LOG}.cut-at-{end}.{now}"));
-    write_synced(&saved_to, &bytes[end as usize..]).map_err(|e| StoreError::io(&saved_to, e))?;
-    sync_dir(chunk).map_err(|e| StoreError::io(chunk, e))?;
+    let saved_to = save_cut_bytes(chunk, bytes, end)?;
     file.set_len(end).and_then(|_| file.sync_data()).map_err(|e| StoreError::io(path, e))?;
     Ok(CutTail { offset: end, len: bytes.len() as u64 - end, reason, saved_to })
 }
