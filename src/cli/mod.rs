@@ -116,6 +116,23 @@ pub fn parse_offset(s: &str) -> Result<u64, String> {
 
 /// Runs `f` `n` times (at least once) and prints the latency line that
 /// `lookup --repeat` and `query --repeat` share (parsed by benches/*.py).
+/// The texts of `-e` options, then of `-f` files, or else all of stdin:
+/// how `query` and `update` take their requests.
+pub fn request_texts(inline: &[String], files: &[PathBuf], what: &str) -> anyhow::Result<Vec<String>> {
+    use anyhow::Context;
+    let mut texts = inline.to_vec();
+    for f in files {
+        texts.push(std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?);
+    }
+    if texts.is_empty() {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .with_context(|| format!("reading the {what} from stdin"))?;
+        texts.push(s);
+    }
+    Ok(texts)
+}
+
 pub fn report_repeats(
     rows: usize,
     first_ms: f64,

@@ -1,12 +1,12 @@
 //! `cottas-tui query TARGET` (also `cottas-tui --batch TARGET`): SPARQL for
 //! scripts. stdout carries only results; diagnostics go to stderr.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
 use crate::store::delta::Overlay;
@@ -42,15 +42,7 @@ pub struct QueryArgs {
 }
 
 pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let mut texts: Vec<String> = args.queries.clone();
-    for f in &args.files {
-        texts.push(std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?);
-    }
-    if texts.is_empty() {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("reading the query from stdin")?;
-        texts.push(s);
-    }
+    let texts = super::request_texts(&args.queries, &args.files, "query")?;
     let store = Store::open(&args.target)?;
     let cache = ColumnCache::new(512 << 20);
     let replay_started = Instant::now();

@@ -2,7 +2,7 @@
 //! batch per request. Each committed request prints its receipt on stdout
 //! after the fsync; notes and repairs go to stderr.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -27,15 +27,7 @@ pub struct UpdateArgs {
 }
 
 pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let mut texts = args.requests.clone();
-    for f in &args.files {
-        texts.push(std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?);
-    }
-    if texts.is_empty() {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).context("reading the update from stdin")?;
-        texts.push(s);
-    }
+    let texts = super::request_texts(&args.requests, &args.files, "update")?;
     let mut updater = Updater::open(&args.target, args.wait.map(Duration::from_secs_f64))?;
     let w = updater.writer();
     if w.created {
