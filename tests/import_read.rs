@@ -445,3 +445,38 @@ fn sidecars_streamed_during_import_equal_those_rebuilt_from_the_base() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(text.matches("ok, kept").count(), 11, "{text}");
 }
+
+#[test]
+fn the_fast_chunk_decoder_agrees_with_the_parquet_crate() {
+    let dir = tempfile::tempdir().unwrap();
+    // Several row groups, dictionary and DELTA_LENGTH_BYTE_ARRAY columns,
+    // escapes and language tags, the default graph and named graphs.
+    let nq = write(dir.path(), "g.nq", &generated(30_000));
+    let out = dir.path().join("chunk");
+    import_with(vec![nq], &out, |o| o.base.row_group_size = 4_096);
+    let store = Store::open(&out).unwrap();
+    assert!(store.base.num_row_groups() > 5);
+    assert_eq!(common::fast_decoder_agrees(&store), 4 * store.base.num_row_groups());
+
+    // Every column dictionary-encoded, then every column DELTA_LENGTH_BYTE_ARRAY.
+    let rows = all_rows(&store.base);
+    for dictionary in [[true; 4], [false; 4]] {
+        let v = dir.path().join(format!("d{}", dictionary[0]));
+        std::fs::create_dir_all(&v).unwrap();
+        let opts = BaseOptions { row_group_size: 5_000, dictionary, ..BaseOptions::default() };
+        write_base(&v.join("data.cottas"), &rows, &opts).unwrap();
+        let o = bin().arg("index").arg(&v).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let s = Store::open(&v).unwrap();
+        assert_eq!(common::fast_decoder_agrees(&s), 4 * s.base.num_row_groups(), "{dictionary:?}");
+    }
+
+    // The file pycottas (through DuckDB) wrote, once we have indexed it.
+    let Some(shared) = common::shared() else { return eprintln!("NOTICE: ../shared absent; skipping") };
+    let v = dir.path().join("py/v1");
+    std::fs::create_dir_all(&v).unwrap();
+    std::fs::copy(shared.join("data/pycottas_small.cottas"), v.join("data.cottas")).unwrap();
+    assert!(bin().arg("index").arg(&v).output().unwrap().status.success());
+    let s = Store::open(&v).unwrap();
+    assert_eq!(common::fast_decoder_agrees(&s), 4 * s.base.num_row_groups());
+}

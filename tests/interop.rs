@@ -272,3 +272,57 @@ fn pycottas_triple_files_and_bloom_filters_are_read() {
     assert!(got.is_empty());
     assert_eq!((ex.pruned_by_statistics, ex.pruned_by_bloom, ex.decoded_row_groups), (0, 1, 0), "{ex:?}");
 }
+
+const DUCKDB_REWRITE: &str = r#"
+import duckdb, json, sys
+src, out, codec, rg = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+duckdb.sql(f"COPY (SELECT s, p, o, g FROM read_parquet('{src}') ORDER BY s, p, o, g) TO '{out}' (FORMAT parquet, COMPRESSION {codec}, ROW_GROUP_SIZE {rg})")
+print(json.dumps(True))
+"#;
+
+/// DuckDB files of several row-group sizes and codecs: the fast chunk
+/// decoder takes the ZSTD and uncompressed ones and agrees with the parquet
+/// crate on every chunk; other codecs fall back and still agree.
+#[test]
+fn the_fast_chunk_decoder_agrees_on_duckdb_files() {
+    let Some(py3) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut nq = String::new();
+    for i in 0..6_000 {
+        let g = if i % 4 == 0 { String::new() } else { format!(" <http://e/g{}>", i % 3) };
+        nq.push_str(&format!(
+            "<http://e/s{}> <http://e/p{}> \"v{} é\\t\\\"x\\\"\"@en{g} .\n<http://e/s{}> <http://e/q> <http://e/o{}>{g} .\n",
+            i / 3,
+            i % 5,
+            i % 700,
+            i / 3,
+            i % 900
+        ));
+    }
+    let src = dir.path().join("in.nq");
+    std::fs::write(&src, nq).unwrap();
+    let ours = dir.path().join("ours");
+    import_nq(&src, &ours);
+    let base = ours.join("v1/data.cottas");
+    for (codec, rg, fast) in [
+        ("zstd", "2048", true),
+        ("uncompressed", "100000", true),
+        ("snappy", "4096", false),
+        ("gzip", "3000", false),
+        ("lz4_raw", "5000", false),
+    ] {
+        let v = dir.path().join(format!("{codec}/v1"));
+        std::fs::create_dir_all(&v).unwrap();
+        py(&py3, DUCKDB_REWRITE, &[&base, &v.join("data.cottas"), Path::new(codec), Path::new(rg)]);
+        let o = Command::new(env!("CARGO_BIN_EXE_cottas-tui")).arg("index").arg(&v).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let store = Store::open(&v).unwrap();
+        let taken = common::fast_decoder_agrees(&store);
+        let chunks = 4 * store.base.num_row_groups();
+        if fast {
+            assert_eq!(taken, chunks, "{codec}: every chunk through the fast decoder");
+        } else {
+            assert_eq!(taken, 0, "{codec}: the fast decoder does not take this codec");
+        }
+    }
+}

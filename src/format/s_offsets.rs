@@ -20,6 +20,28 @@ pub struct SOffsets {
     pub ranges: Vec<(u64, u64)>,
 }
 
+impl SOffsets {
+    /// The subject id of each of `rows` rows from global row `start`, read off
+    /// the ranges alone (no cell is decoded). Works when subject ids follow row
+    /// order, as every known writer's do; `None` otherwise, or when a row is in
+    /// no range. Ranges are disjoint (the decoder checks), so a range holding a
+    /// row names that row's subject.
+    pub fn ids_for_rows(&self, start: u64, rows: usize) -> Option<Vec<u32>> {
+        let mut id = self.ranges.partition_point(|r| r.1 <= start);
+        let mut out = Vec::with_capacity(rows);
+        for r in start..start + rows as u64 {
+            while self.ranges.get(id)?.1 <= r {
+                id += 1;
+            }
+            if self.ranges[id].0 > r {
+                return None;
+            }
+            out.push(id as u32);
+        }
+        Some(out)
+    }
+}
+
 pub fn encode(s: &SOffsets) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN as usize + 16 * s.ranges.len());
     out.extend_from_slice(&MAGIC);
@@ -60,7 +82,10 @@ fn decode_inner(c: &mut Cursor<RawSource>) -> Result<SOffsets> {
     }
     let mut nonempty: Vec<(u64, u64, usize)> =
         ranges.iter().enumerate().filter(|(_, r)| r.0 < r.1).map(|(i, r)| (r.0, r.1, i)).collect();
-    nonempty.sort_unstable();
+    // Writers emit ranges in row order already; sort only when they did not.
+    if !nonempty.windows(2).all(|w| w[0] <= w[1]) {
+        nonempty.sort_unstable();
+    }
     for w in nonempty.windows(2) {
         if w[1].0 < w[0].1 {
             let e = FormatError::structure(

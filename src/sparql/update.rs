@@ -22,6 +22,7 @@ use spargebra::term::{GraphName as SparqlGraph, GroundTerm};
 use spargebra::{GraphUpdateOperation, SparqlParser};
 
 use super::dataset::StoreDataset;
+use super::terms::{from_token, Tok};
 use crate::format::deltalog::{self, Entry, Object, Subject};
 use crate::import::input::{self, InputFormat};
 use crate::store::delta::Overlay;
@@ -325,8 +326,8 @@ impl<'a> Plan<'a> {
         let names = ds.named_graphs()?;
         Ok(names
             .iter()
-            .filter_map(|t| match t {
-                Term::NamedNode(n) => Some(n.as_str().to_owned()),
+            .filter_map(|t| match from_token(t.bytes()) {
+                Some(Term::NamedNode(n)) => Some(n.into_string()),
                 _ => None,
             })
             .collect())
@@ -334,7 +335,7 @@ impl<'a> Plan<'a> {
 
     fn graph_has_quads(&self, graph: Option<&str>) -> Result<bool, UpdateError> {
         let ds = self.dataset();
-        let g = graph.map(|i| Term::NamedNode(oxrdf::NamedNode::new_unchecked(i)));
+        let g = graph.map(|i| Tok::from_term(&Term::NamedNode(oxrdf::NamedNode::new_unchecked(i))));
         Ok(!ds.quads(None, None, None, Some(g.as_ref()))?.is_empty())
     }
 

@@ -229,6 +229,34 @@ impl Base {
         Ok(Arc::new(values))
     }
 
+    /// Column `col` of row group `rg` as ids through `lookup`, by the fast
+    /// chunk decoder ([`super::chunk`]). `Ok(None)`: the fast path does not
+    /// apply; decode with [`Base::read_column`], which also reports damage.
+    pub fn read_ids(
+        &self,
+        rg: usize,
+        col: usize,
+        lookup: &mut dyn FnMut(&[u8]) -> Option<u32>,
+    ) -> Result<Option<Vec<u32>>, StoreError> {
+        let rows = self.rg_rows(rg);
+        if col == 3 && self.num_columns == 3 {
+            return Ok(lookup(DEFAULT_GRAPH.as_bytes()).map(|id| vec![id; rows]));
+        }
+        self.check_chunk(rg, col)?;
+        let meta = self.metadata().row_group(rg).column(col);
+        let (start, len) = meta.byte_range();
+        let Some(bytes) = self.raw.get(start as usize..(start + len) as usize) else { return Ok(None) };
+        let descr = meta.column_descr();
+        let info = super::chunk::ChunkInfo {
+            bytes,
+            codec: meta.compression(),
+            rows,
+            max_def_level: descr.max_def_level(),
+            max_rep_level: descr.max_rep_level(),
+        };
+        Ok(super::chunk::decode_ids(&info, lookup))
+    }
+
     fn default_column(&self, rows: usize) -> Column {
         Arc::new(vec![ByteArray::from(DEFAULT_GRAPH.as_bytes().to_vec()); rows])
     }

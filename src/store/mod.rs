@@ -8,6 +8,8 @@ pub mod base;
 #[cfg(feature = "full")]
 pub mod base_writer;
 #[cfg(feature = "full")]
+pub mod chunk;
+#[cfg(feature = "full")]
 pub mod compact;
 #[cfg(feature = "full")]
 pub mod delta;

@@ -6,6 +6,7 @@
 //! kept for `--explain` and `verify`.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::base::Base;
 use super::digests::{self, Digests};
@@ -70,33 +71,55 @@ pub fn read_marker(path: &Path) -> Result<Option<EpochMarker>, StoreError> {
     }
 }
 
+/// A sidecar's bytes, mapped rather than read: versions are write-once and
+/// every rewrite (`index`, `repair`) renames a new file into place, so a
+/// mapping never sees its file change. The kernel then pages in only what a
+/// query touches, and opening a store copies nothing.
+pub type SharedFile = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+fn read_shared(path: &Path) -> std::io::Result<SharedFile> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        return Ok(Arc::new(Vec::<u8>::new()));
+    }
+    // SAFETY: see above; the file is never modified in place while mapped.
+    let map = unsafe { memmap2::Mmap::map(&file)? };
+    Ok(Arc::new(map))
+}
+
 fn load<T>(
     base_path: &Path,
     suffix: &str,
     problems: &mut Vec<String>,
     digests: Option<&Digests>,
-    decode: fn(&[u8]) -> crate::format::Decoded<T>,
+    decode: impl Fn(SharedFile, bool) -> crate::format::Decoded<T>,
 ) -> Option<T> {
     let path = sidecar_path(base_path, suffix);
-    match std::fs::read(&path) {
-        Ok(bytes)
-            if digests
-                .is_some_and(|d| d.sidecars.get(suffix).is_none_or(|s| !digests::matches(s, &bytes))) =>
-        {
-            problems.push(format!(
-                "{}: does not match its recorded digest ({}); not used",
-                path.display(),
-                digests::DIGESTS
-            ));
-            None
-        }
-        Ok(bytes) => match decode(&bytes).result {
-            Ok(v) => Some(v),
-            Err(e) => {
-                problems.push(format!("{}: {e}", path.display()));
-                None
+    match read_shared(&path) {
+        Ok(file) => {
+            let bytes: &[u8] = (*file).as_ref();
+            let verified = match digests {
+                Some(d) => match d.sidecars.get(suffix) {
+                    Some(s) if digests::matches(s, bytes) => true,
+                    _ => {
+                        problems.push(format!(
+                            "{}: does not match its recorded digest ({}); not used",
+                            path.display(),
+                            digests::DIGESTS
+                        ));
+                        return None;
+                    }
+                },
+                None => false,
+            };
+            match decode(file.clone(), verified).result {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    problems.push(format!("{}: {e}", path.display()));
+                    None
+                }
             }
-        },
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             problems.push(format!("{}: missing", path.display()));
             None
@@ -108,14 +131,22 @@ fn load<T>(
     }
 }
 
+/// Adapts a plain `&[u8]` decoder to [`load`].
+fn plain<T>(
+    decode: fn(&[u8]) -> crate::format::Decoded<T>,
+) -> impl Fn(SharedFile, bool) -> crate::format::Decoded<T> {
+    move |file, _| decode((*file).as_ref())
+}
+
 fn load_sidecars(base_path: &Path, base: &Base, digests: Option<&Digests>) -> SidecarSet {
     let mut set = SidecarSet::default();
     let p = &mut set.problems;
     let cols = ["s", "p", "o", "g"];
-    let dicts: [Option<Dict>; 4] =
-        std::array::from_fn(|c| load(base_path, &format!(".{}.dict", cols[c]), p, digests, dict::decode));
+    let dicts: [Option<Dict>; 4] = std::array::from_fn(|c| {
+        load(base_path, &format!(".{}.dict", cols[c]), p, digests, dict::decode_shared)
+    });
     let pres: [Option<Presence>; 4] = std::array::from_fn(|c| {
-        load(base_path, &format!(".{}.presence", cols[c]), p, digests, presence::decode)
+        load(base_path, &format!(".{}.presence", cols[c]), p, digests, plain(presence::decode))
     });
     let rgs = base.num_row_groups() as u32;
     let len = |c: usize| dicts[c].as_ref().map(|d| d.len() as u32);
@@ -131,11 +162,12 @@ fn load_sidecars(base_path: &Path, base: &Base, digests: Option<&Digests>) -> Si
             fits
         });
     }
-    let po = load(base_path, ".p.offsets", p, digests, p_offsets::decode);
+    let po = load(base_path, ".p.offsets", p, digests, plain(p_offsets::decode));
+    let rg_rows_max = base.rg_rows_max();
     set.p_offsets = po.filter(|x| {
         let ok = x.num_rgs == rgs
             && Some(x.num_preds) == len(1)
-            && x.rows.iter().all(|&r| (r as usize) < base.rg_rows_max());
+            && x.rows.iter().all(|&r| (r as usize) < rg_rows_max);
         if !ok {
             p.push(format!(
                 ".p.offsets: {} row groups × {} predicates does not fit the base",
@@ -144,7 +176,7 @@ fn load_sidecars(base_path: &Path, base: &Base, digests: Option<&Digests>) -> Si
         }
         ok
     });
-    let pp = load(base_path, ".po.presence", p, digests, po_presence::decode);
+    let pp = load(base_path, ".po.presence", p, digests, plain(po_presence::decode));
     set.po_presence = pp.filter(|x| {
         let ok = x.num_rgs == rgs && Some(x.pred_dict_size) == len(1) && Some(x.obj_dict_size) == len(2);
         if !ok {
@@ -155,7 +187,7 @@ fn load_sidecars(base_path: &Path, base: &Base, digests: Option<&Digests>) -> Si
         }
         ok
     });
-    let so = load(base_path, ".s.offsets", p, digests, s_offsets::decode);
+    let so = load(base_path, ".s.offsets", p, digests, plain(s_offsets::decode));
     set.s_offsets = so.filter(|x| {
         let ok = u64::from(x.num_rows_total) == base.num_rows() && Some(x.ranges.len() as u32) == len(0);
         if !ok {

@@ -54,6 +54,8 @@ pub struct Explain {
     pub positions_from: Vec<&'static str>,
     pub cache_hits: usize,
     pub cache_misses: usize,
+    /// Column chunks the fast decoder could not take (decoded by the parquet crate).
+    pub slow_decodes: usize,
 }
 
 impl std::fmt::Display for Explain {
@@ -74,11 +76,17 @@ impl std::fmt::Display for Explain {
         writeln!(f, "row positions from     {}", if from.is_empty() { "-".into() } else { from.join(", ") })?;
         writeln!(f, "rows probed            {}", self.rows_probed)?;
         writeln!(f, "rows matched           {}", self.rows_matched)?;
-        write!(f, "column cache           {} hits, {} misses", self.cache_hits, self.cache_misses)
+        write!(f, "column cache           {} hits, {} misses", self.cache_hits, self.cache_misses)?;
+        if self.slow_decodes > 0 {
+            write!(f, "\nslow chunk decodes     {} (through the parquet crate)", self.slow_decodes)?;
+        }
+        Ok(())
     }
 }
 
 const NAMES: [&str; 4] = ["s", "p", "o", "g"];
+/// Cache keys of postings lists: the column number plus this.
+const POSTINGS: usize = 4;
 
 /// Decoded columns, least recently used evicted first, bounded in bytes.
 ///
@@ -92,6 +100,7 @@ pub struct ColumnCache {
 #[derive(Clone)]
 enum Cached {
     Ids(Arc<Vec<u32>>),
+    Postings(Arc<Vec<u64>>),
     Tokens(Column),
 }
 
@@ -159,6 +168,22 @@ impl ColumnCache {
             return Ok(c);
         }
         ex.cache_misses += 1;
+        // Subjects come off .s.offsets without decoding a cell; other columns
+        // through the fast chunk decoder; the parquet crate when neither applies.
+        let fast = match (col, &store.sidecars.s_offsets) {
+            (0, Some(so)) => so.ids_for_rows(store.base.rg_start(rg), store.base.rg_rows(rg)),
+            _ => None,
+        };
+        let fast = match fast {
+            Some(ids) => Some(ids),
+            None => store.base.read_ids(rg, col, &mut |t| dict.find(t))?,
+        };
+        if let Some(ids) = fast {
+            let ids = Arc::new(ids);
+            self.insert((rg, col), Cached::Ids(ids.clone()), 4 * ids.len() + 64);
+            return Ok(ids);
+        }
+        ex.slow_decodes += 1;
         let tokens = store.base.read_column(rg, col)?;
         let mut ids = Vec::with_capacity(tokens.len());
         let mut last: Option<(&[u8], u32)> = None;
@@ -197,6 +222,54 @@ impl ColumnCache {
         let ids = Arc::new(ids);
         self.insert((rg, col), Cached::Ids(ids.clone()), 4 * ids.len() + 64);
         Ok(ids)
+    }
+}
+
+/// Row positions from one sorted list per bound id, as one sorted list.
+fn union_rows<I: Iterator<Item = u32>>(mut lists: impl Iterator<Item = I>) -> Vec<u32> {
+    let mut v: Vec<u32> = lists.next().map(Iterator::collect).unwrap_or_default();
+    let mut more = false;
+    for l in lists {
+        v.extend(l);
+        more = true;
+    }
+    if more {
+        v.sort_unstable();
+    }
+    v
+}
+
+/// The rows of `id` in a postings list (see [`ColumnCache::postings`]).
+fn postings_of(post: &[u64], id: u32) -> impl Iterator<Item = u32> + '_ {
+    let lo = post.partition_point(|&k| k < (u64::from(id) << 32));
+    let hi = post.partition_point(|&k| k < ((u64::from(id) + 1) << 32));
+    post[lo..hi].iter().map(|&k| k as u32)
+}
+
+impl ColumnCache {
+    /// A row group's column as an inverted list, `(id << 32) | row` sorted, so
+    /// a bound object finds its rows by binary search instead of a scan. The
+    /// sidecars have no per-object row index; this is built from the cached id
+    /// column on first use and cached beside it (8 bytes a cell).
+    fn postings(
+        &self,
+        store: &Store,
+        dict: &Dict,
+        rg: usize,
+        col: usize,
+        ex: &mut Explain,
+    ) -> Result<Arc<Vec<u64>>, StoreError> {
+        let key = (rg, col + POSTINGS);
+        if let Some(Cached::Postings(p)) = self.lookup(key, ex) {
+            return Ok(p);
+        }
+        let ids = self.ids(store, dict, rg, col, ex)?;
+        let mut post: Vec<u64> =
+            ids.iter().enumerate().map(|(row, &id)| (u64::from(id) << 32) | row as u64).collect();
+        post.sort_unstable();
+        let post = Arc::new(post);
+        self.insert(key, Cached::Postings(post.clone()), 8 * post.len() + 64);
+        Ok(post)
     }
 }
 
@@ -296,36 +369,40 @@ impl Store {
         for rg in (0..n).filter(|&rg| keep[rg]) {
             let rows = self.base.rg_rows(rg);
             let start = self.base.rg_start(rg);
-            // Candidate local rows from the offsets sidecars, when they apply.
-            let mut cand: Option<Vec<u32>> = None;
-            if let Some(ranges) = &s_range {
+            // Candidate local rows from the most selective source that applies:
+            // a bound subject's .s.offsets range, a bound object's postings, a
+            // bound predicate's .p.offsets rows. The other bound columns then
+            // filter the candidates.
+            let source: Option<(usize, Vec<u32>, &'static str)> = if let Some(ranges) = &s_range {
                 let mut v = Vec::new();
                 for &(s, e) in ranges {
                     let (a, b) = (s.max(start) - start, e.min(start + rows as u64).saturating_sub(start));
                     v.extend(a as u32..b as u32);
                 }
-                if v.is_empty() {
-                    continue;
+                Some((0, v, ".s.offsets"))
+            } else if let (Some(os), Some(d)) = (ids_of(2), dicts) {
+                let post = cache.postings(self, d[2], rg, 2, &mut ex)?;
+                Some((2, union_rows(os.iter().map(|&o| postings_of(&post, o))), "object postings"))
+            } else if let (Some(ps), Some(po)) = (ids_of(1), &sc.p_offsets) {
+                let lists = ps.iter().map(|&p| po.rows_of(rg as u32, p).iter().copied());
+                Some((1, union_rows(lists), ".p.offsets"))
+            } else {
+                None
+            };
+            let cand = match source {
+                Some((_, v, _)) if v.is_empty() => continue,
+                Some((col, v, from)) => {
+                    ex.positions_from.push(from);
+                    Some((col, v))
                 }
-                cand = Some(v);
-                ex.positions_from.push(".s.offsets");
-            }
-            if let (Some(ps), Some(po)) = (ids_of(1), &sc.p_offsets) {
-                let mut v: Vec<u32> =
-                    ps.iter().flat_map(|&p| po.rows_of(rg as u32, p).iter().copied()).collect();
-                if ps.len() > 1 {
-                    v.sort_unstable();
-                }
-                cand = Some(match cand {
-                    Some(c) => intersect(&c, &v),
-                    None => v,
-                });
-                ex.positions_from.push(".p.offsets");
-            }
+                None => None,
+            };
             ex.decoded_row_groups += 1;
             match dicts {
                 Some(d) => self.probe_ids(rg, rows, cand, &bound, d, cache, &mut ex, &mut id_rows)?,
-                None => self.probe_tokens(rg, rows, cand, &bound, cache, &mut ex, &mut tok_rows)?,
+                None => {
+                    self.probe_tokens(rg, rows, cand.map(|c| c.1), &bound, cache, &mut ex, &mut tok_rows)?
+                }
             }
         }
         let out = match dicts {
@@ -387,7 +464,7 @@ impl Store {
         &self,
         rg: usize,
         rows: usize,
-        cand: Option<Vec<u32>>,
+        cand: Option<(usize, Vec<u32>)>,
         bound: &[Bound],
         dicts: [&Dict; 4],
         cache: &ColumnCache,
@@ -396,8 +473,8 @@ impl Store {
     ) -> Result<(), StoreError> {
         // Filter on the bound columns first; fetch the rest only for matches.
         let mut cols: [Option<Arc<Vec<u32>>>; 4] = Default::default();
-        let mut rows_at: Vec<u32> = match cand {
-            Some(c) => c.into_iter().filter(|&r| (r as usize) < rows).collect(),
+        let (source, mut rows_at): (usize, Vec<u32>) = match cand {
+            Some((col, c)) => (col, c.into_iter().filter(|&r| (r as usize) < rows).collect()),
             None => {
                 let Some(first) = bound.first() else {
                     // No bound term: every row.
@@ -424,10 +501,10 @@ impl Store {
                         .collect(),
                 };
                 cols[first.col] = Some(col);
-                hits
+                (first.col, hits)
             }
         };
-        for b in bound {
+        for b in bound.iter().filter(|b| b.col != source) {
             let want = b.ids.as_deref().unwrap_or(&[]);
             let col = match &cols[b.col] {
                 Some(c) => c.clone(),
@@ -488,20 +565,4 @@ impl Store {
         }
         Ok(())
     }
-}
-
-fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
-    let (mut i, mut j, mut out) = (0, 0, Vec::new());
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                out.push(a[i]);
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    out
 }

@@ -105,3 +105,34 @@ impl Rng {
         z ^ (z >> 31)
     }
 }
+
+/// Decodes every column chunk of `store` both ways — the fast id decoder
+/// (and, for subjects, `.s.offsets`) and the parquet crate — and asserts the
+/// ids agree. Returns how many chunks the fast decoder took, so a caller can
+/// insist that the fast path really ran.
+pub fn fast_decoder_agrees(store: &cottas_tui::store::open::Store) -> usize {
+    let base = &store.base;
+    let mut fast_chunks = 0;
+    for rg in 0..base.num_row_groups() {
+        for col in 0..4 {
+            let dict = store.sidecars.dicts[col].as_ref().expect("the store has dictionaries");
+            let slow: Vec<u32> = base
+                .read_column(rg, col)
+                .unwrap()
+                .iter()
+                .map(|v| dict.find(v.data()).expect("every cell is in the dictionary"))
+                .collect();
+            if let Some(fast) = base.read_ids(rg, col, &mut |t| dict.find(t)).unwrap() {
+                assert_eq!(fast, slow, "fast decoder, row group {rg} column {col}");
+                fast_chunks += 1;
+            }
+            if col == 0 {
+                if let Some(so) = &store.sidecars.s_offsets {
+                    let by_offsets = so.ids_for_rows(base.rg_start(rg), base.rg_rows(rg));
+                    assert_eq!(by_offsets.as_ref(), Some(&slow), ".s.offsets ids, row group {rg}");
+                }
+            }
+        }
+    }
+    fast_chunks
+}

@@ -1,0 +1,382 @@
+//! Decoding one column chunk of `data.cottas` straight into dictionary ids.
+//!
+//! The read path caches columns as u32 ids of the store's `.dict` sidecars.
+//! Going through the parquet crate materialises every cell as a reference-
+//! counted byte string first and then looks each one up, which made the first
+//! query on a store spend most of its time in allocation and hashing. Here a
+//! dictionary page's values are looked up once each and the data pages'
+//! RLE/bit-packed indices become ids directly; non-dictionary pages
+//! (DELTA_LENGTH_BYTE_ARRAY, PLAIN) look up a value only when it differs from
+//! the previous one, which for the sorted subject column is once per subject.
+//!
+//! This handles what cottas-tui, pycottas and DuckDB write: ZSTD or
+//! uncompressed chunks, data pages v1 and v2, required or optional columns
+//! without nulls. Anything else — another codec, a null, an encoding outside
+//! that set, bytes that do not parse — returns `None`, and the caller decodes
+//! the chunk through the parquet crate instead, which also produces the
+//! precise error for damaged pages. So this is a fast path, never the only one.
+
+#![allow(deprecated)] // parquet::format is the stable home of PageHeader for now
+
+use parquet::basic::Compression;
+use parquet::format::{PageHeader, PageType};
+use parquet::thrift::TSerializable;
+
+/// Encoding numbers of parquet.thrift.
+const PLAIN: i32 = 0;
+const PLAIN_DICTIONARY: i32 = 2;
+const RLE: i32 = 3;
+const DELTA_LENGTH_BYTE_ARRAY: i32 = 6;
+const RLE_DICTIONARY: i32 = 8;
+
+/// What the chunk decoder needs from the footer.
+pub struct ChunkInfo<'a> {
+    /// The chunk's bytes, from its first page header to its end.
+    pub bytes: &'a [u8],
+    pub codec: Compression,
+    pub rows: usize,
+    pub max_def_level: i16,
+    pub max_rep_level: i16,
+}
+
+/// The chunk's cells as ids through `lookup`, or `None` when this fast path
+/// does not apply (see the module comment) or a value is not in the
+/// dictionary (the caller's slow path reports that one precisely).
+pub fn decode_ids(info: &ChunkInfo, lookup: &mut dyn FnMut(&[u8]) -> Option<u32>) -> Option<Vec<u32>> {
+    if info.max_rep_level != 0 || info.max_def_level > 1 {
+        return None;
+    }
+    let mut out: Vec<u32> = Vec::with_capacity(info.rows);
+    let mut dict: Option<Vec<u32>> = None;
+    let mut scratch = Vec::new();
+    let mut rest = info.bytes;
+    while out.len() < info.rows {
+        let header = {
+            let mut prot = thrift::protocol::TCompactInputProtocol::new(&mut rest);
+            PageHeader::read_from_in_protocol(&mut prot).ok()?
+        };
+        let size = usize::try_from(header.compressed_page_size).ok()?;
+        let raw_len = usize::try_from(header.uncompressed_page_size).ok()?;
+        if size > rest.len() {
+            return None;
+        }
+        let (page, tail) = rest.split_at(size);
+        rest = tail;
+        match header.type_ {
+            PageType::DICTIONARY_PAGE => {
+                let h = header.dictionary_page_header?;
+                if h.encoding.0 != PLAIN && h.encoding.0 != PLAIN_DICTIONARY {
+                    return None;
+                }
+                let data = decompress(info.codec, page, raw_len, &mut scratch)?;
+                let n = usize::try_from(h.num_values).ok()?;
+                let mut ids = Vec::with_capacity(n);
+                let mut r = Reader::new(data);
+                for _ in 0..n {
+                    ids.push(lookup(r.plain_value()?)?);
+                }
+                dict = Some(ids);
+            }
+            PageType::DATA_PAGE => {
+                let h = header.data_page_header?;
+                let n = usize::try_from(h.num_values).ok()?;
+                let data = decompress(info.codec, page, raw_len, &mut scratch)?;
+                let mut r = Reader::new(data);
+                if info.max_def_level == 1 {
+                    if h.definition_level_encoding.0 != RLE {
+                        return None;
+                    }
+                    let len = r.u32_le()? as usize;
+                    if !all_defined(r.take(len)?, n)? {
+                        return None;
+                    }
+                }
+                values(h.encoding.0, r.rest(), n, dict.as_deref(), lookup, &mut out)?;
+            }
+            PageType::DATA_PAGE_V2 => {
+                let h = header.data_page_header_v2?;
+                if h.num_nulls != 0 || h.repetition_levels_byte_length != 0 {
+                    return None;
+                }
+                let n = usize::try_from(h.num_values).ok()?;
+                // Levels stay uncompressed in front of the (maybe compressed) values.
+                let levels = usize::try_from(h.definition_levels_byte_length).ok()?;
+                if levels > page.len() {
+                    return None;
+                }
+                let body = &page[levels..];
+                let data = if h.is_compressed.unwrap_or(true) {
+                    decompress(info.codec, body, raw_len.checked_sub(levels)?, &mut scratch)?
+                } else {
+                    body
+                };
+                values(h.encoding.0, data, n, dict.as_deref(), lookup, &mut out)?;
+            }
+            PageType::INDEX_PAGE => {}
+            _ => return None,
+        }
+    }
+    (out.len() == info.rows).then_some(out)
+}
+
+fn decompress<'a>(
+    codec: Compression,
+    page: &'a [u8],
+    raw_len: usize,
+    scratch: &'a mut Vec<u8>,
+) -> Option<&'a [u8]> {
+    match codec {
+        Compression::UNCOMPRESSED => Some(page),
+        Compression::ZSTD(_) => {
+            scratch.clear();
+            scratch.reserve(raw_len);
+            // Writes into the spare capacity: no zeroing of the page buffer.
+            let n = zstd::bulk::Decompressor::new().ok()?.decompress_to_buffer(page, scratch).ok()?;
+            (n == raw_len).then_some(&scratch[..])
+        }
+        _ => None,
+    }
+}
+
+/// One data page's values, appended to `out` as ids.
+fn values(
+    encoding: i32,
+    data: &[u8],
+    n: usize,
+    dict: Option<&[u32]>,
+    lookup: &mut dyn FnMut(&[u8]) -> Option<u32>,
+    out: &mut Vec<u32>,
+) -> Option<()> {
+    let mut last: Option<(&[u8], u32)> = None;
+    match encoding {
+        RLE_DICTIONARY | PLAIN_DICTIONARY => {
+            let dict = dict?;
+            let (&width, runs) = data.split_first()?;
+            let start = out.len();
+            hybrid(runs, width, n, &mut |k| {
+                out.push(*dict.get(k as usize)?);
+                Some(())
+            })?;
+            (out.len() - start == n).then_some(())
+        }
+        PLAIN => {
+            let mut r = Reader::new(data);
+            for _ in 0..n {
+                by_value(r.plain_value()?, &mut last, lookup, out)?;
+            }
+            Some(())
+        }
+        DELTA_LENGTH_BYTE_ARRAY => {
+            let mut r = Reader::new(data);
+            let lengths = delta_binary_packed(&mut r, n)?;
+            for len in lengths {
+                by_value(r.take(usize::try_from(len).ok()?)?, &mut last, lookup, out)?;
+            }
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// Appends the id of `v`, looking it up only when it differs from the last one.
+fn by_value<'p>(
+    v: &'p [u8],
+    last: &mut Option<(&'p [u8], u32)>,
+    lookup: &mut dyn FnMut(&[u8]) -> Option<u32>,
+    out: &mut Vec<u32>,
+) -> Option<()> {
+    let id = match *last {
+        Some((prev, id)) if prev == v => id,
+        _ => lookup(v)?,
+    };
+    *last = Some((v, id));
+    out.push(id);
+    Some(())
+}
+
+/// True when all `n` definition levels (bit width 1) are 1: no nulls.
+fn all_defined(levels: &[u8], n: usize) -> Option<bool> {
+    let mut ok = true;
+    let mut count = 0usize;
+    hybrid(levels, 1, n, &mut |v| {
+        ok &= v == 1;
+        count += 1;
+        Some(())
+    })?;
+    Some(ok && count == n)
+}
+
+/// The RLE / bit-packed hybrid encoding: calls `f` for each of `n` values.
+fn hybrid(data: &[u8], width: u8, n: usize, f: &mut dyn FnMut(u32) -> Option<()>) -> Option<()> {
+    if width > 32 {
+        return None;
+    }
+    let mut r = Reader::new(data);
+    let mut done = 0usize;
+    let value_bytes = usize::from(width).div_ceil(8);
+    while done < n {
+        let header = r.uleb()?;
+        if header & 1 == 0 {
+            let run = usize::try_from(header >> 1).ok()?;
+            let mut v = 0u32;
+            for (i, b) in r.take(value_bytes)?.iter().enumerate() {
+                v |= u32::from(*b) << (8 * i);
+            }
+            for _ in 0..run.min(n - done) {
+                f(v)?;
+            }
+            done += run.min(n - done);
+        } else {
+            let groups = usize::try_from(header >> 1).ok()?;
+            let bytes = r.take(groups.checked_mul(usize::from(width))?)?;
+            let count = (groups * 8).min(n - done);
+            unpack(bytes, width, count, f)?;
+            done += count;
+        }
+    }
+    Some(())
+}
+
+/// `count` little-endian bit-packed values of `width` bits.
+fn unpack(bytes: &[u8], width: u8, count: usize, f: &mut dyn FnMut(u32) -> Option<()>) -> Option<()> {
+    if width == 0 {
+        for _ in 0..count {
+            f(0)?;
+        }
+        return Some(());
+    }
+    let mask = if width == 32 { u32::MAX as u64 } else { (1u64 << width) - 1 };
+    let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
+    for _ in 0..count {
+        while bits < u32::from(width) {
+            acc |= u64::from(*bytes.get(at)?) << bits;
+            at += 1;
+            bits += 8;
+        }
+        f((acc & mask) as u32)?;
+        acc >>= width;
+        bits -= u32::from(width);
+    }
+    Some(())
+}
+
+/// DELTA_BINARY_PACKED integers (here: the lengths of DELTA_LENGTH_BYTE_ARRAY).
+fn delta_binary_packed(r: &mut Reader, n: usize) -> Option<Vec<i64>> {
+    let block = usize::try_from(r.uleb()?).ok()?;
+    let minis = usize::try_from(r.uleb()?).ok()?;
+    let total = usize::try_from(r.uleb()?).ok()?;
+    let mut value = zigzag(r.uleb()?);
+    if total != n || minis == 0 || block == 0 || block % minis != 0 || (block / minis) % 8 != 0 {
+        return None;
+    }
+    let per_mini = block / minis;
+    let mut out = Vec::with_capacity(total);
+    if total > 0 {
+        out.push(value);
+    }
+    while out.len() < total {
+        let min_delta = zigzag(r.uleb()?);
+        let widths = r.take(minis)?.to_vec();
+        for &w in &widths {
+            if out.len() >= total {
+                break;
+            }
+            if w > 32 {
+                return None;
+            }
+            let bytes = r.take(per_mini * usize::from(w) / 8)?;
+            unpack(bytes, w, per_mini, &mut |d| {
+                if out.len() < total {
+                    value = value.wrapping_add(min_delta).wrapping_add(i64::from(d));
+                    out.push(value);
+                }
+                Some(())
+            })?;
+        }
+    }
+    Some(out)
+}
+
+fn zigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn new(b: &'a [u8]) -> Self {
+        Reader { b }
+    }
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.b.len() {
+            return None;
+        }
+        let (h, t) = self.b.split_at(n);
+        self.b = t;
+        Some(h)
+    }
+    fn rest(&self) -> &'a [u8] {
+        self.b
+    }
+    fn u32_le(&mut self) -> Option<u32> {
+        let b = self.take(4)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn plain_value(&mut self) -> Option<&'a [u8]> {
+        let len = self.u32_le()? as usize;
+        self.take(len)
+    }
+    fn uleb(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *self.take(1)?.first()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hybrid_runs_and_bit_packing() {
+        // A run of 5 × 3 (width 2), then one bit-packed group of 8 values 0..=3,0..=3.
+        let mut data = vec![5 << 1, 3];
+        data.push((1 << 1) | 1);
+        data.extend_from_slice(&[0b11_10_01_00, 0b11_10_01_00]);
+        let mut got = Vec::new();
+        hybrid(&data, 2, 13, &mut |v| {
+            got.push(v);
+            Some(())
+        })
+        .unwrap();
+        assert_eq!(got, [3, 3, 3, 3, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn zigzag_decodes_signs() {
+        assert_eq!([0, 1, 2, 3, 4].map(zigzag), [0, -1, 1, -2, 2]);
+    }
+
+    #[test]
+    fn truncated_input_is_none_not_a_panic() {
+        let mut r = Reader::new(&[0x80, 0x80]);
+        assert_eq!(r.uleb(), None);
+        assert!(hybrid(&[3], 4, 8, &mut |_| Some(())).is_none());
+        let info = ChunkInfo {
+            bytes: &[0x15, 0x00],
+            codec: Compression::UNCOMPRESSED,
+            rows: 3,
+            max_def_level: 1,
+            max_rep_level: 0,
+        };
+        assert!(decode_ids(&info, &mut |_| Some(0)).is_none());
+    }
+}
