@@ -480,3 +480,85 @@ fn the_fast_chunk_decoder_agrees_with_the_parquet_crate() {
     let s = Store::open(&v).unwrap();
     assert_eq!(common::fast_decoder_agrees(&s), 4 * s.base.num_row_groups());
 }
+
+/// An N-Quads text over 8 MiB (the size where parsing splits across threads)
+/// with blank nodes and named graphs throughout, and `bad` lines replaced by
+/// malformed statements.
+fn large_nq_with_blanks(bad: &[usize]) -> String {
+    let mut s = String::new();
+    let mut line = 0;
+    while s.len() < (9 << 20) {
+        line += 1;
+        if bad.contains(&line) {
+            s.push_str("<http://e/broken> <http://e/p> .\n");
+            continue;
+        }
+        let i = line;
+        let g = if i % 3 == 0 { String::new() } else { format!(" <http://e/g{}>", i % 4) };
+        match i % 5 {
+            0 => s.push_str(&format!("_:n{} <http://e/next> _:n{}{g} .\n", i % 9000, (i + 1) % 9000)),
+            1 => s.push_str(&format!("<http://e/s{i}> <http://e/label> \"tab\\t {i}\"@en{g} .\n")),
+            2 => s.push_str(&format!("<http://e/s{}> <http://e/knows> _:k{}{g} .\n", i / 2, i % 777)),
+            _ => s.push_str(&format!(
+                "<http://e/s{}> <http://e/p{}> <http://e/o{}>{g} .\n",
+                i / 3,
+                i % 7,
+                i % 1000
+            )),
+        }
+    }
+    s
+}
+
+#[test]
+fn parsing_on_several_threads_changes_nothing_in_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let nq = write(dir.path(), "big.nq", &large_nq_with_blanks(&[]));
+    let one = dir.path().join("one");
+    let three = dir.path().join("three");
+    let a = import_with(vec![nq.clone()], &one, |o| o.threads = 1);
+    let b = import_with(vec![nq], &three, |o| o.threads = 3);
+    assert_eq!((a.parsed, a.distinct), (b.parsed, b.distinct));
+    for f in std::fs::read_dir(one.join("v1")).unwrap() {
+        let name = f.unwrap().file_name();
+        if name != "summary.json" {
+            let x = std::fs::read(one.join("v1").join(&name)).unwrap();
+            assert_eq!(x, std::fs::read(three.join("v1").join(&name)).unwrap(), "{name:?} differs");
+        }
+    }
+    // Labels are numbered by first appearance in the whole file.
+    let rows = all_rows(&Base::open(&three.join("v1/data.cottas")).unwrap());
+    assert!(rows.iter().any(|r| r[2] == b"_:b0"), "the first label of the file is _:b0");
+    assert!(rows.iter().filter(|r| r[0].starts_with(b"_:")).count() > 1_000);
+}
+
+#[test]
+fn errors_in_a_later_slice_report_the_line_in_the_whole_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = large_nq_with_blanks(&[100_000, 150_000]);
+    let lines = text.lines().count();
+    assert!(lines > 150_000 && lines < 200_000, "{lines} lines: the bad lines must sit in later slices");
+    let nq = write(dir.path(), "bad.nq", &text);
+    for threads in ["1", "3"] {
+        let out = dir.path().join(format!("out{threads}"));
+        let o =
+            bin().args(["import", "--threads", threads]).arg(&nq).arg("--out").arg(&out).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("bad.nq:100000:"), "threads={threads}: the first bad line in {err}");
+        assert!(!out.exists());
+        let o = bin()
+            .args(["import", "--lenient", "--threads", threads])
+            .arg(&nq)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("skipped 2 malformed statements"), "{err}");
+        let first = err.find("bad.nq:100000:").expect("first error listed");
+        let second = err.find("bad.nq:150000:").expect("second error listed");
+        assert!(first < second, "errors in file order: {err}");
+    }
+}

@@ -40,6 +40,10 @@ pub struct ImportArgs {
     /// pycottas's at about 3× the import time (docs/benchmarks.md).
     #[arg(long, default_value_t = crate::store::base_writer::BaseOptions::default().zstd_level_small)]
     pub zstd_level_small: i32,
+    /// Parser threads for a plain N-Quads / N-Triples file of 8 MiB or more
+    /// (default: one per core); other inputs parse on one thread.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
@@ -68,6 +72,9 @@ pub fn run_import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
     opts.graph = args.graph.clone();
     opts.memory_limit = args.memory_limit;
     opts.lenient = args.lenient;
+    if let Some(n) = args.threads {
+        opts.threads = n.max(1);
+    }
     opts.base.zstd_level = args.zstd_level;
     opts.base.zstd_level_small = args.zstd_level_small;
     if let Some(g) = &opts.graph {

@@ -7,7 +7,6 @@
 //! The per-row ids go to a temp file (16 bytes a row), read back one row
 //! group at a time.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -18,7 +17,7 @@ use crate::store::sidecars::{Accumulator, Parts};
 pub struct IdCollector {
     subjects: Vec<u8>,
     subject_ends: Vec<usize>,
-    others: [HashMap<Box<[u8]>, u32>; 3],
+    others: [rustc_hash::FxHashMap<Box<[u8]>, u32>; 3],
     stream: BufWriter<File>,
     path: PathBuf,
     rows: u64,

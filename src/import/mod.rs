@@ -8,6 +8,7 @@
 
 pub(crate) mod ids;
 pub mod input;
+mod parallel;
 mod render;
 pub mod sort;
 
@@ -41,6 +42,8 @@ pub struct ImportOptions {
     pub memory_limit: usize,
     /// Skip malformed statements instead of stopping at the first.
     pub lenient: bool,
+    /// Parser threads for a large plain N-Quads / N-Triples file.
+    pub threads: usize,
     pub base: BaseOptions,
 }
 
@@ -53,6 +56,7 @@ impl ImportOptions {
             graph: None,
             memory_limit: 1 << 30,
             lenient: false,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()).min(8),
             base: BaseOptions::default(),
         }
     }
@@ -237,11 +241,8 @@ fn run(
     let hint: u64 = opts.inputs.iter().filter_map(|p| fs::metadata(p).ok()).map(|m| m.len()).sum();
     sorter.reserve(hint as usize);
     let mut renderer = render::Renderer::default();
-    let (mut s, mut o, mut g) = (String::new(), String::new(), String::new());
-    let mut p = String::new();
-    let tick =
-        |quads: u64| Progress { phase: Phase::Parsing, quads, elapsed: started.elapsed().as_secs_f64() };
-    progress(&tick(0));
+    let threads = opts.threads;
+    progress(&Progress { phase: Phase::Parsing, quads: 0, elapsed: started.elapsed().as_secs_f64() });
 
     for input in &opts.inputs {
         let name = display_name(input);
@@ -255,74 +256,60 @@ fn run(
             }
         };
         let fallback_graph = if format.has_graphs() { None } else { opts.graph.as_deref() };
-        let reader = input::open(input).map_err(io_err(input))?;
         renderer.new_document();
-        // Parse on a second thread; render and sort here.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Result<oxrdf::Quad, TurtleParseError>>>(8);
-        let parse = std::thread::spawn(move || {
-            let mut batch = Vec::with_capacity(4096);
-            for item in parser_for(format, reader) {
-                batch.push(item);
-                if batch.len() == 4096
-                    && tx.send(std::mem::replace(&mut batch, Vec::with_capacity(4096))).is_err()
-                {
-                    return;
-                }
-            }
-            let _ = tx.send(batch);
-        });
+        let mut ingest = Ingest {
+            renderer: &mut renderer,
+            sorter: &mut sorter,
+            summary: &mut summary,
+            tokens: Default::default(),
+            name: name.clone(),
+            lenient: opts.lenient,
+            spill_dir: &spill_dir,
+            fallback_graph,
+            started,
+            progress: &mut *progress,
+        };
         let mut failure = None;
-        'batches: for batch in rx {
-            for item in batch {
-                let q = match item {
-                    Ok(q) => q,
-                    Err(TurtleParseError::Io(e)) => {
-                        failure = Some(ImportError::Io { path: input.clone(), source: e });
+        if let Some(split) = parallel::Split::plan(input, format, threads).map_err(io_err(input))? {
+            // Several parser threads over line-aligned slices (see parallel.rs).
+            let mut offsets: Vec<Option<u64>> = vec![None; split.slices()];
+            split.run(format, fallback_graph, opts.lenient, &mut |event| {
+                let r = match event {
+                    parallel::Event::Keys(batch) => ingest.keys(batch),
+                    parallel::Event::Held(k, item) => {
+                        let offset = *offsets[k].get_or_insert_with(|| split.line_offset(k));
+                        ingest.item(item, offset)
+                    }
+                };
+                r.map_err(|e| failure = Some(e)).is_ok()
+            });
+        } else {
+            let reader = input::open(input).map_err(io_err(input))?;
+            // Parse on a second thread; render and sort here.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Result<oxrdf::Quad, TurtleParseError>>>(8);
+            let parse = std::thread::spawn(move || {
+                let mut batch = Vec::with_capacity(4096);
+                for item in parser_for(format, reader) {
+                    batch.push(item);
+                    if batch.len() == 4096
+                        && tx.send(std::mem::replace(&mut batch, Vec::with_capacity(4096))).is_err()
+                    {
+                        return;
+                    }
+                }
+                let _ = tx.send(batch);
+            });
+            'batches: for batch in rx {
+                for item in batch {
+                    if let Err(e) = ingest.item(item, 0) {
+                        failure = Some(e);
                         break 'batches;
                     }
-                    Err(TurtleParseError::Syntax(e)) => {
-                        let loc = e.location().start;
-                        let err = ImportError::Syntax {
-                            file: name.clone(),
-                            line: loc.line + 1,
-                            column: loc.column + 1,
-                            message: e.message().to_string(),
-                        };
-                        if !opts.lenient {
-                            failure = Some(err);
-                            break 'batches;
-                        }
-                        summary.skipped += 1;
-                        if summary.first_errors.len() < 5 {
-                            summary.first_errors.push(err.to_string());
-                        }
-                        continue;
-                    }
-                };
-                renderer.subject(&mut s, &q.subject);
-                p.clear();
-                p.push('<');
-                p.push_str(q.predicate.as_str());
-                p.push('>');
-                renderer.object(&mut o, &q.object);
-                let graph_fallback = if matches!(q.graph_name, oxrdf::GraphName::DefaultGraph) {
-                    fallback_graph
-                } else {
-                    None
-                };
-                renderer.graph(&mut g, &q.graph_name, graph_fallback);
-                if let Err(e) = sorter.push([s.as_bytes(), p.as_bytes(), o.as_bytes(), g.as_bytes()]) {
-                    failure = Some(ImportError::Io { path: spill_dir.clone(), source: e });
-                    break 'batches;
-                }
-                summary.parsed += 1;
-                if summary.parsed % 100_000 == 0 {
-                    progress(&tick(summary.parsed));
                 }
             }
+            // Dropping the receiver (on failure) stops the parser at its next send.
+            let _ = parse.join();
         }
-        // Dropping the receiver (on failure) stops the parser at its next send.
-        let _ = parse.join();
         if let Some(e) = failure {
             return Err(e);
         }
@@ -374,6 +361,89 @@ fn run(
     replace_symlink(tmp, "current", "v1").map_err(io_err(tmp))?;
     sync_dir(tmp).map_err(io_err(tmp))?;
     Ok(summary)
+}
+
+/// The importing thread's side of parsing: statements become sort keys, in
+/// document order where order matters (blank-node numbering, which error
+/// comes first).
+struct Ingest<'a> {
+    renderer: &'a mut render::Renderer,
+    sorter: &'a mut sort::Sorter,
+    summary: &'a mut ImportSummary,
+    tokens: [String; 4],
+    name: String,
+    lenient: bool,
+    spill_dir: &'a Path,
+    fallback_graph: Option<&'a str>,
+    started: Instant,
+    progress: &'a mut dyn FnMut(&Progress),
+}
+
+impl Ingest<'_> {
+    fn counted(&mut self, n: u64) {
+        let before = self.summary.parsed / 100_000;
+        self.summary.parsed += n;
+        if self.summary.parsed / 100_000 != before {
+            let elapsed = self.started.elapsed().as_secs_f64();
+            (self.progress)(&Progress { phase: Phase::Parsing, quads: self.summary.parsed, elapsed });
+        }
+    }
+
+    /// Keys a parser thread rendered already.
+    fn keys(&mut self, batch: &parallel::Batch) -> Result<(), ImportError> {
+        for key in batch.keys() {
+            self.sorter.push_key(key).map_err(io_err(self.spill_dir))?;
+        }
+        self.counted(batch.ends.len() as u64);
+        Ok(())
+    }
+
+    /// One parsed statement, or the parser's error; `line_offset` turns a
+    /// slice's line numbers into the file's.
+    fn item(
+        &mut self,
+        item: Result<oxrdf::Quad, TurtleParseError>,
+        line_offset: u64,
+    ) -> Result<(), ImportError> {
+        let q = match item {
+            Ok(q) => q,
+            Err(TurtleParseError::Io(e)) => {
+                return Err(ImportError::Io { path: PathBuf::from(&self.name), source: e });
+            }
+            Err(TurtleParseError::Syntax(e)) => {
+                let loc = e.location().start;
+                let err = ImportError::Syntax {
+                    file: self.name.clone(),
+                    line: line_offset + loc.line + 1,
+                    column: loc.column + 1,
+                    message: e.message().to_string(),
+                };
+                if !self.lenient {
+                    return Err(err);
+                }
+                self.summary.skipped += 1;
+                if self.summary.first_errors.len() < 5 {
+                    self.summary.first_errors.push(err.to_string());
+                }
+                return Ok(());
+            }
+        };
+        let [s, p, o, g] = &mut self.tokens;
+        self.renderer.subject(s, &q.subject);
+        p.clear();
+        p.push('<');
+        p.push_str(q.predicate.as_str());
+        p.push('>');
+        self.renderer.object(o, &q.object);
+        let graph_fallback =
+            if matches!(q.graph_name, oxrdf::GraphName::DefaultGraph) { self.fallback_graph } else { None };
+        self.renderer.graph(g, &q.graph_name, graph_fallback);
+        self.sorter
+            .push([s.as_bytes(), p.as_bytes(), o.as_bytes(), g.as_bytes()])
+            .map_err(io_err(self.spill_dir))?;
+        self.counted(1);
+        Ok(())
+    }
 }
 
 /// `summary.json`: the fields of the original importer's summary that apply.

@@ -15,11 +15,16 @@ use std::path::{Path, PathBuf};
 /// Appends the key of `tokens` to `out`.
 pub fn encode_key(out: &mut Vec<u8>, tokens: [&[u8]; 4]) {
     for t in tokens {
-        for &b in t {
-            if b == 0 {
-                out.extend_from_slice(&[0, 0xff]);
-            } else {
-                out.push(b);
+        // Tokens practically never hold a NUL byte: copy them whole then.
+        if !t.contains(&0) {
+            out.extend_from_slice(t);
+        } else {
+            for &b in t {
+                if b == 0 {
+                    out.extend_from_slice(&[0, 0xff]);
+                } else {
+                    out.push(b);
+                }
             }
         }
         out.extend_from_slice(&[0, 0]);
@@ -88,10 +93,18 @@ impl Sorter {
     }
 
     pub fn push(&mut self, tokens: [&[u8]; 4]) -> io::Result<()> {
-        self.scratch.clear();
-        encode_key(&mut self.scratch, tokens);
-        self.index.push((self.arena.len(), self.scratch.len() as u32));
-        self.arena.extend_from_slice(&self.scratch);
+        let mut key = std::mem::take(&mut self.scratch);
+        key.clear();
+        encode_key(&mut key, tokens);
+        let r = self.push_key(&key);
+        self.scratch = key;
+        r
+    }
+
+    /// Adds a key made by [`encode_key`].
+    pub fn push_key(&mut self, key: &[u8]) -> io::Result<()> {
+        self.index.push((self.arena.len(), key.len() as u32));
+        self.arena.extend_from_slice(key);
         if self.arena.len() + self.index.len() * 16 >= self.budget {
             self.spill()?;
         }
@@ -110,11 +123,39 @@ impl Sorter {
         self.runs.len()
     }
 
+    /// The held keys sorted and deduplicated. Large sets are sorted as two
+    /// halves on two threads and merged: the sort is the longest step
+    /// between parsing and writing, and the second core is idle then.
     fn sorted_index(&mut self) -> Vec<(usize, u32)> {
         let arena = &self.arena;
         let key = |&(o, l): &(usize, u32)| &arena[o..o + l as usize];
         let mut idx = std::mem::take(&mut self.index);
-        idx.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if threads < 2 || idx.len() < 1 << 16 {
+            idx.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+        } else {
+            let mid = idx.len() / 2;
+            let (left, right) = idx.split_at_mut(mid);
+            std::thread::scope(|s| {
+                s.spawn(|| left.sort_unstable_by(|a, b| key(a).cmp(key(b))));
+                right.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+            });
+            let (left, right) = idx.split_at(mid);
+            let mut merged = Vec::with_capacity(idx.len());
+            let (mut i, mut j) = (0, 0);
+            while i < left.len() && j < right.len() {
+                if key(&right[j]) < key(&left[i]) {
+                    merged.push(right[j]);
+                    j += 1;
+                } else {
+                    merged.push(left[i]);
+                    i += 1;
+                }
+            }
+            merged.extend_from_slice(&left[i..]);
+            merged.extend_from_slice(&right[j..]);
+            idx = merged;
+        }
         idx.dedup_by(|a, b| key(a) == key(b));
         idx
     }

@@ -341,6 +341,22 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The decoders, for the writer's round-trip tests.
+#[cfg(test)]
+pub mod tests_support {
+    pub fn hybrid_decode(data: &[u8], width: u8, n: usize) -> Option<Vec<u32>> {
+        let mut out = Vec::new();
+        super::hybrid(data, width, n, &mut |v| {
+            out.push(v);
+            Some(())
+        })?;
+        Some(out)
+    }
+    pub fn delta_decode(data: &[u8], n: usize) -> Option<Vec<i64>> {
+        super::delta_binary_packed(&mut super::Reader::new(data), n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

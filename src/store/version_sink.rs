@@ -10,9 +10,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use parquet::data_type::ByteArray;
-
-use super::base_writer::{BaseOptions, BaseWriter};
+use super::base_writer::{BaseOptions, BaseWriter, Cells};
 use super::fsutil::write_synced;
 use super::layout::BASE;
 use super::sidecars;
@@ -29,32 +27,20 @@ pub struct Written {
     pub base_bytes: u64,
 }
 
-type Columns = [Vec<ByteArray>; 4];
+type Columns = [Cells; 4];
 
 pub struct VersionSink {
     dir: PathBuf,
     spill_dir: PathBuf,
     rg_size: usize,
-    /// One row group's cells, one byte arena per column: Parquet gets slices
-    /// of it (reference counts), not an allocation per cell.
-    arena: [Vec<u8>; 4],
-    starts: [Vec<usize>; 4],
+    /// One row group's cells, one byte arena per column.
+    columns: Columns,
     tx: Option<std::sync::mpsc::SyncSender<Columns>>,
     write_thread: Option<std::thread::JoinHandle<parquet::errors::Result<Vec<usize>>>>,
     collector: IdCollector,
     rows: u64,
     /// The previous row, to refuse rows out of SPOG order or repeated.
     last: Vec<u8>,
-}
-
-fn flush(arena: &mut [Vec<u8>; 4], starts: &mut [Vec<usize>; 4]) -> Columns {
-    std::array::from_fn(|c| {
-        let bytes = bytes::Bytes::from(std::mem::take(&mut arena[c]));
-        let s = std::mem::take(&mut starts[c]);
-        (0..s.len())
-            .map(|i| ByteArray::from(bytes.slice(s[i]..s.get(i + 1).copied().unwrap_or(bytes.len()))))
-            .collect()
-    })
 }
 
 impl VersionSink {
@@ -66,7 +52,7 @@ impl VersionSink {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Columns>(2);
         let write_thread = std::thread::spawn(move || -> parquet::errors::Result<Vec<usize>> {
             for columns in rx {
-                writer.write_columns(columns)?;
+                writer.write_columns(&columns)?;
             }
             writer.finish()
         });
@@ -75,8 +61,7 @@ impl VersionSink {
             dir: dir.to_path_buf(),
             spill_dir: spill_dir.to_path_buf(),
             rg_size: opts.row_group_size.max(1),
-            arena: Default::default(),
-            starts: Default::default(),
+            columns: Default::default(),
             tx: Some(tx),
             write_thread: Some(write_thread),
             collector,
@@ -115,18 +100,17 @@ impl VersionSink {
         }
         self.collector.push(row)?;
         for (c, cell) in row.iter().enumerate() {
-            self.starts[c].push(self.arena[c].len());
-            self.arena[c].extend_from_slice(cell);
+            self.columns[c].push(cell);
         }
         self.rows += 1;
-        if self.starts[0].len() == self.rg_size {
+        if self.columns[0].len() == self.rg_size {
             self.send()?;
         }
         Ok(())
     }
 
     fn send(&mut self) -> io::Result<()> {
-        let cols = flush(&mut self.arena, &mut self.starts);
+        let cols = std::mem::take(&mut self.columns);
         match &self.tx {
             Some(tx) if tx.send(cols).is_ok() => Ok(()),
             _ => Err(io::Error::other("the base writer stopped")),
@@ -136,7 +120,7 @@ impl VersionSink {
     /// Writes the last row group, the footer and the sidecars, all fsynced.
     pub fn finish(mut self) -> Result<Written, StoreError> {
         let base_path = self.dir.join(BASE);
-        let sent = if self.starts[0].is_empty() { Ok(()) } else { self.send() };
+        let sent = if self.columns[0].is_empty() { Ok(()) } else { self.send() };
         drop(self.tx.take());
         let written = self
             .write_thread
