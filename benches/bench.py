@@ -107,7 +107,9 @@ def main():
     ap.add_argument("--work", default="/tmp/cottas-bench")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--skip-pycottas-import", action="store_true", help="reuse an earlier pycottas file")
-    ap.add_argument("--zstd-levels", default="3,6,9:19,19:19",
+    ap.add_argument("--import-runs", type=int, default=3,
+                    help="our imports are timed this many times (median); pycottas's takes a minute and runs once")
+    ap.add_argument("--zstd-levels", default="3:9,9:9,6:9,19:19",
                     help="also import at these levels: S or S:SMALL (s column : p/o/g columns)")
     a = ap.parse_args()
     python = os.environ.get("COTTAS_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
@@ -119,16 +121,23 @@ def main():
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
 
     store = os.path.join(a.work, "ours")
-    subprocess.run(["rm", "-rf", store], check=True)
-    ours_t, ours_rss, _ = run_measured([BIN, "import", nq, "--out", store, "--quiet"])
+    runs = []
+    for _ in range(max(1, a.import_runs)):
+        subprocess.run(["rm", "-rf", store], check=True)
+        runs.append(run_measured([BIN, "import", nq, "--out", store, "--quiet"]))
+    ours_t = statistics.median(r[0] for r in runs)
+    ours_rss = max(r[1] for r in runs)
     ours_size = os.path.getsize(os.path.join(store, "v1", "data.cottas"))
     levels = []
     for spec in [x for x in a.zstd_levels.split(",") if x]:
         big, _, small = spec.partition(":")
         small = small or big
         d = os.path.join(a.work, f"ours-z{big}-{small}")
-        subprocess.run(["rm", "-rf", d], check=True)
-        t, rss, _ = run_measured([BIN, "import", nq, "--out", d, "--quiet", "--zstd-level", big, "--zstd-level-small", small])
+        ts = []
+        for _ in range(max(1, a.import_runs)):
+            subprocess.run(["rm", "-rf", d], check=True)
+            ts.append(run_measured([BIN, "import", nq, "--out", d, "--quiet", "--zstd-level", big, "--zstd-level-small", small])[0])
+        t = statistics.median(ts)
         levels.append((f"{big} (s) / {small} (p, o, g)", t, os.path.getsize(os.path.join(d, "v1", "data.cottas"))))
 
     theirs = os.path.join(a.work, "pycottas.cottas")
@@ -149,6 +158,7 @@ def main():
 
     mib = 1 << 20
     print(f"## Run of {time.strftime('%Y-%m-%d')}: {quads:,} quads (`benches/bench.py --quads {a.quads}`)\n")
+    print(f"Our import times are the median of {max(1, a.import_runs)} runs; pycottas ran once.\n")
     print("| import | wall s | peak RSS MiB | bytes/quad |")
     print("|---|---|---|---|")
     print(f"| cottas-tui import | {ours_t:.1f} | {ours_rss / mib:.0f} | {ours_size / quads:.2f} |")

@@ -36,8 +36,8 @@ pub struct ImportArgs {
     /// ZSTD level of the s column, most of the raw bytes (1 fastest … 22 smallest).
     #[arg(long, default_value_t = crate::store::base_writer::BaseOptions::default().zstd_level)]
     pub zstd_level: i32,
-    /// ZSTD level of the p, o and g columns; 19 makes the base smaller than
-    /// pycottas's at about 3× the import time (docs/benchmarks.md).
+    /// ZSTD level of the p, o and g columns (docs/benchmarks.md has the
+    /// size/time trade-off of several levels).
     #[arg(long, default_value_t = crate::store::base_writer::BaseOptions::default().zstd_level_small)]
     pub zstd_level_small: i32,
     /// Parser threads for a plain N-Quads / N-Triples file of 8 MiB or more
