@@ -91,8 +91,13 @@ pub fn is_canonical_fast(token: &[u8]) -> bool {
     if token.iter().any(|&b| b == b'\\' || b == b'\n' || b == b'\r') {
         return false;
     }
-    if token.first() != Some(&b'"') {
-        return !token.is_empty();
+    match token.first() {
+        Some(b'"') => {}
+        // An IRI, a blank node, the default graph; anything else is parsed
+        // (and refused if it is not a term).
+        Some(b'<') => return token.len() > 2 && token.ends_with(b">"),
+        Some(b'_') => return token.len() > 2 && token.starts_with(b"_:"),
+        _ => return token == b"DEFAULT",
     }
     let quotes = token.iter().filter(|&&b| b == b'"').count();
     if quotes != 2 {
@@ -163,6 +168,8 @@ mod tests {
             "<http://a/\\u00E9>",
             "\"\"",
             "DEFAULT",
+            "garbage",
+            "<unclosed",
         ];
         let mut canonical = 0;
         for c in cases {
