@@ -428,16 +428,8 @@ impl Ingest<'_> {
                 return Ok(());
             }
         };
-        let [s, p, o, g] = &mut self.tokens;
-        self.renderer.subject(s, &q.subject);
-        p.clear();
-        p.push('<');
-        p.push_str(q.predicate.as_str());
-        p.push('>');
-        self.renderer.object(o, &q.object);
-        let graph_fallback =
-            if matches!(q.graph_name, oxrdf::GraphName::DefaultGraph) { self.fallback_graph } else { None };
-        self.renderer.graph(g, &q.graph_name, graph_fallback);
+        self.renderer.quad(&mut self.tokens, &q, self.fallback_graph);
+        let [s, p, o, g] = &self.tokens;
         self.sorter
             .push([s.as_bytes(), p.as_bytes(), o.as_bytes(), g.as_bytes()])
             .map_err(io_err(self.spill_dir))?;

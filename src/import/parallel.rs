@@ -129,15 +129,7 @@ impl Split {
                         let stop = item.is_err() && !lenient;
                         match item {
                             Ok(q) if !has_blank(&q) => {
-                                renderer.subject(&mut tokens[0], &q.subject);
-                                tokens[1].clear();
-                                tokens[1].push('<');
-                                tokens[1].push_str(q.predicate.as_str());
-                                tokens[1].push('>');
-                                renderer.object(&mut tokens[2], &q.object);
-                                let fallback =
-                                    if q.graph_name.is_default_graph() { fallback_graph } else { None };
-                                renderer.graph(&mut tokens[3], &q.graph_name, fallback);
+                                renderer.quad(&mut tokens, &q, fallback_graph);
                                 encode_key(&mut batch.keys, tokens.each_ref().map(|t| t.as_bytes()));
                                 batch.ends.push(batch.keys.len());
                             }

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use oxrdf::{GraphName, NamedOrBlankNode, Term};
+use oxrdf::{GraphName, NamedOrBlankNode, Quad, Term};
 
 use crate::format::term::{self, Escaping, Literal};
 
@@ -28,6 +28,17 @@ impl Renderer {
         });
         out.push_str("_:b");
         out.push_str(&n.to_string());
+    }
+
+    /// The four cell tokens of `q`; `fallback_graph` replaces the default graph.
+    pub fn quad(&mut self, tokens: &mut [String; 4], q: &Quad, fallback_graph: Option<&str>) {
+        let [s, p, o, g] = tokens;
+        self.subject(s, &q.subject);
+        p.clear();
+        push_iri(p, q.predicate.as_str());
+        self.object(o, &q.object);
+        let fallback = if q.graph_name.is_default_graph() { fallback_graph } else { None };
+        self.graph(g, &q.graph_name, fallback);
     }
 
     pub fn subject(&mut self, out: &mut String, s: &NamedOrBlankNode) {
