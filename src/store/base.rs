@@ -1,7 +1,9 @@
 //! Reading `data.cottas`: the file is mapped (memmap2) and row groups are
-//! decoded one column at a time through the parquet crate, so every encoding
-//! DuckDB and pycottas produce (RLE_DICTIONARY, DELTA_LENGTH_BYTE_ARRAY, PLAIN,
-//! bloom filters, three-column triple files) reads the same way.
+//! decoded one column at a time: straight to dictionary ids by
+//! [`super::chunk`] where it applies, otherwise through the parquet crate, so
+//! every encoding and codec DuckDB and pycottas produce (RLE_DICTIONARY,
+//! DELTA_LENGTH_BYTE_ARRAY, PLAIN, snappy, bloom filters, three-column triple
+//! files) reads the same way.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -28,6 +28,10 @@ pub struct SidecarSet {
     pub p_offsets: Option<POffsets>,
     pub po_presence: Option<PoPresence>,
     pub s_offsets: Option<SOffsets>,
+    /// Every sidecar kept here matched the digest recorded when it was built
+    /// from this base (versions this program wrote). Only then does the read
+    /// path take subject ids from `.s.offsets` without decoding the column.
+    pub verified: bool,
     /// Why each missing or rejected sidecar is not used.
     pub problems: Vec<String>,
 }
@@ -139,7 +143,7 @@ fn plain<T>(
 }
 
 fn load_sidecars(base_path: &Path, base: &Base, digests: Option<&Digests>) -> SidecarSet {
-    let mut set = SidecarSet::default();
+    let mut set = SidecarSet { verified: digests.is_some(), ..SidecarSet::default() };
     let p = &mut set.problems;
     let cols = ["s", "p", "o", "g"];
     let dicts: [Option<Dict>; 4] = std::array::from_fn(|c| {

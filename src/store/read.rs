@@ -5,9 +5,12 @@
 //! the lookup before any page is decoded. Row groups are then pruned with
 //! `.presence` and `.po.presence`; `.s.offsets` and `.p.offsets` turn a bound
 //! subject or predicate into row positions, so decoded columns are probed, not
-//! scanned. Without sidecars, Parquet min/max statistics and bloom filters
-//! prune instead. Every candidate row is still compared with the bound tokens,
-//! so a stale sidecar can cost speed but never yields a wrong row.
+//! scanned, and a bound object finds its rows in a per-row-group postings list.
+//! Without sidecars, Parquet min/max statistics and bloom filters prune
+//! instead. Columns are cached as dictionary ids, decoded from the base's own
+//! cells, so a stale sidecar can cost speed but never yields a wrong row; the
+//! one exception is subject ids read straight off `.s.offsets`, which is done
+//! only when the sidecars' digests prove they were built from this base.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -168,10 +171,13 @@ impl ColumnCache {
             return Ok(c);
         }
         ex.cache_misses += 1;
-        // Subjects come off .s.offsets without decoding a cell; other columns
-        // through the fast chunk decoder; the parquet crate when neither applies.
+        // Subjects come off a digest-verified .s.offsets without decoding a
+        // cell; other columns through the fast chunk decoder; the parquet
+        // crate when neither applies.
         let fast = match (col, &store.sidecars.s_offsets) {
-            (0, Some(so)) => so.ids_for_rows(store.base.rg_start(rg), store.base.rg_rows(rg)),
+            (0, Some(so)) if store.sidecars.verified => {
+                so.ids_for_rows(store.base.rg_start(rg), store.base.rg_rows(rg))
+            }
             _ => None,
         };
         let fast = match fast {
