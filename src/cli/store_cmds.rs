@@ -40,8 +40,8 @@ pub struct ImportArgs {
     /// size/time trade-off of several levels).
     #[arg(long, default_value_t = crate::store::base_writer::BaseOptions::default().zstd_level_small)]
     pub zstd_level_small: i32,
-    /// Parser threads for a plain N-Quads / N-Triples file of 8 MiB or more
-    /// (default: one per core); other inputs parse on one thread.
+    /// Parser threads for N-Quads / N-Triples input, plain, compressed or
+    /// stdin (default: one per core); Turtle and TriG parse on one thread.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// No progress display.

@@ -6,6 +6,7 @@
 //! directory beside the target, fsynced, and renamed into place only at the
 //! end: a failed or interrupted import leaves nothing behind.
 
+mod checked;
 pub(crate) mod ids;
 pub mod input;
 mod parallel;
@@ -42,7 +43,7 @@ pub struct ImportOptions {
     pub memory_limit: usize,
     /// Skip malformed statements instead of stopping at the first.
     pub lenient: bool,
-    /// Parser threads for a large plain N-Quads / N-Triples file.
+    /// Parser threads for N-Quads / N-Triples input.
     pub threads: usize,
     pub base: BaseOptions,
 }
@@ -270,16 +271,14 @@ fn run(
             progress: &mut *progress,
         };
         let mut failure = None;
-        if let Some(split) = parallel::Split::plan(input, format, threads).map_err(io_err(input))? {
-            // Several parser threads over line-aligned slices (see parallel.rs).
-            let mut offsets: Vec<Option<u64>> = vec![None; split.slices()];
-            split.run(format, fallback_graph, opts.lenient, &mut |event| {
+        if matches!(format, InputFormat::NQuads | InputFormat::NTriples) {
+            // Line-based: parsed on several threads (see parallel.rs).
+            let source = parallel::Source::open(input).map_err(io_err(input))?;
+            parallel::run(source, format, fallback_graph, opts.lenient, threads, &mut |event| {
                 let r = match event {
                     parallel::Event::Keys(batch) => ingest.keys(batch),
-                    parallel::Event::Held(k, item) => {
-                        let offset = *offsets[k].get_or_insert_with(|| split.line_offset(k));
-                        ingest.item(item, offset)
-                    }
+                    parallel::Event::Held { line_offset, item } => ingest.item(item, line_offset),
+                    parallel::Event::Failed(source) => Err(ImportError::Io { path: input.clone(), source }),
                 };
                 r.map_err(|e| failure = Some(e)).is_ok()
             });
@@ -327,6 +326,9 @@ fn run(
     let mut sink = VersionSink::create(&v1, &spill_dir, &opts.base)?;
     let mut cols: [Vec<u8>; 4] = Default::default();
     let merged = sorter.finish(|key| {
+        if let Some(row) = sort::split_key(key) {
+            return sink.push_unchecked(row, false);
+        }
         let at = sort::decode_key_into(key, &mut cols);
         // The sort already yields distinct rows in SPOG order.
         sink.push_unchecked(std::array::from_fn(|c| &cols[c][at[c]..]), false)?;
@@ -390,11 +392,12 @@ impl Ingest<'_> {
     }
 
     /// Keys a parser thread rendered already.
-    fn keys(&mut self, batch: &parallel::Batch) -> Result<(), ImportError> {
-        for key in batch.keys() {
-            self.sorter.push_key(key).map_err(io_err(self.spill_dir))?;
-        }
-        self.counted(batch.ends.len() as u64);
+    fn keys(&mut self, batch: &mut parallel::Batch) -> Result<(), ImportError> {
+        let n = batch.ends.len() as u64;
+        self.sorter
+            .push_keys(std::mem::take(&mut batch.keys), &batch.ends)
+            .map_err(io_err(self.spill_dir))?;
+        self.counted(n);
         Ok(())
     }
 

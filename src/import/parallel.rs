@@ -1,168 +1,358 @@
-//! Parsing one large N-Quads or N-Triples file on several threads.
+//! Parsing N-Quads and N-Triples on several threads.
 //!
-//! Parsing and IRI validation were the import's critical path (one thread at
-//! 100% while the others waited). Line-based syntaxes split cleanly at line
-//! boundaries, so each worker parses its own slice of the mapped file with
-//! oxttl and renders its statements straight into sort keys. The result must
-//! not depend on the split, so two things stay in document order on the
-//! importing thread: statements with blank nodes (their labels are numbered
-//! in order of first appearance) and errors (the first one in the file is the
-//! one reported, with its line in the whole file). Those are handed back
-//! unrendered and processed only once every earlier slice is done; keys need
-//! no order, the sort orders them.
+//! Parsing was the import's critical path. Line-based syntaxes split cleanly
+//! at line boundaries, so the input is cut into units of about 1 MiB of whole
+//! lines, and worker threads take the next unit as they become free (fixed
+//! halves left one core idle while the other finished). A plain file is
+//! mapped and cut in place; stdin and compressed files are read, and
+//! decompressed, by whichever worker takes the next unit.
+//!
+//! Each unit is parsed leniently and proven equal to a strict parse, or else
+//! parsed strictly (see `checked.rs`); workers render statements straight into
+//! sort keys. The result must not depend on the cut, so two things stay in
+//! document order on the importing thread: statements with blank nodes (their
+//! labels are numbered in order of first appearance) and errors (the first one
+//! in the file is the one reported, with its line in the whole file). Those
+//! are handed back unrendered and processed unit by unit in file order; keys
+//! need no order, the sort orders them.
 
+use std::collections::BTreeMap;
+use std::io::{self, Read};
 use std::path::Path;
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, TryRecvError};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::sync::Mutex;
 
 use oxrdf::{GraphName, NamedOrBlankNode, Quad, Term};
 use oxttl::{NQuadsParser, NTriplesParser, TurtleParseError};
 
+use super::checked;
 use super::render::Renderer;
 use super::sort::encode_key;
 use super::InputFormat;
 
-/// Below this a second thread costs more than it saves.
-const MIN_PARALLEL_BYTES: usize = 8 << 20;
-/// Statements per message from a worker.
-const BATCH: usize = 8192;
-/// Held (blank-node or erroneous) statements buffered for later slices before
-/// the importing thread stops reading those slices and lets their workers block.
-const MAX_HELD: usize = 200_000;
+/// Bytes of whole lines a worker parses at a time: small enough to balance
+/// the threads at the end and to bound what waits for document order, large
+/// enough that per-unit costs (a parser, a message) do not show.
+const UNIT_BYTES: usize = 1 << 20;
+
+pub type Item = Result<Quad, TurtleParseError>;
 
 /// What the importing thread is handed.
 pub enum Event<'b> {
-    Keys(&'b Batch),
-    Held(usize, Result<Quad, TurtleParseError>),
+    /// Rendered keys of statements without blank nodes, in no particular order.
+    Keys(&'b mut Batch),
+    /// A statement with blank nodes, or a parse error, in document order;
+    /// `line_offset` is the number of lines before its unit.
+    Held { line_offset: u64, item: Item },
+    /// Reading the input failed here, after everything before it was handed over.
+    Failed(io::Error),
 }
 
-/// What a worker sends: rendered keys, and the statements that must be
-/// handled in document order.
+/// One unit's output.
 pub struct Batch {
     pub keys: Vec<u8>,
     pub ends: Vec<usize>,
-    pub held: Vec<Result<Quad, TurtleParseError>>,
+    held: Vec<Item>,
+    newlines: u64,
+    failed: Option<io::Error>,
+    /// A strict parse stopped at an error (not `--lenient`).
+    stopped: bool,
 }
 
-/// A mapped input split into line-aligned slices.
-pub struct Split {
-    map: memmap2::Mmap,
-    bounds: Vec<(usize, usize)>,
+/// Where the input's bytes are.
+pub enum Source {
+    /// A plain regular file, cut in place.
+    Mapped(memmap2::Mmap),
+    /// Stdin or a compressed file, read in units.
+    Stream(Box<dyn Read + Send>),
 }
 
-impl Split {
-    /// `Some` for a plain (uncompressed) N-Quads / N-Triples file large enough
-    /// to be worth splitting across `threads`.
-    pub fn plan(path: &Path, format: InputFormat, threads: usize) -> std::io::Result<Option<Split>> {
-        if threads < 2
-            || path.as_os_str() == "-"
-            || !matches!(format, InputFormat::NQuads | InputFormat::NTriples)
-        {
-            return Ok(None);
+impl Source {
+    pub fn open(path: &Path) -> io::Result<Source> {
+        if path.as_os_str() != "-" {
+            let file = std::fs::File::open(path)?;
+            let meta = file.metadata()?;
+            if meta.is_file() && meta.len() > 0 {
+                // SAFETY: the input is only read; an input rewritten during
+                // the import is the caller's race, as with any reader.
+                let map = unsafe { memmap2::Mmap::map(&file)? };
+                if !map.starts_with(&[0x1f, 0x8b]) && !map.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+                    return Ok(Source::Mapped(map));
+                }
+            }
         }
-        let file = std::fs::File::open(path)?;
-        let meta = file.metadata()?;
-        if !meta.is_file() || (meta.len() as usize) < MIN_PARALLEL_BYTES {
-            return Ok(None);
-        }
-        // SAFETY: the input is only read; an input rewritten during the import
-        // is the caller's race, as with any reader.
-        let map = unsafe { memmap2::Mmap::map(&file)? };
-        if map.starts_with(&[0x1f, 0x8b]) || map.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-            return Ok(None); // compressed: the streaming path decompresses
-        }
-        let mut bounds = Vec::with_capacity(threads);
-        let mut start = 0;
-        for k in 1..threads {
-            let target = (map.len() * k / threads).max(start);
-            let cut = match map[target..].iter().position(|&b| b == b'\n') {
-                Some(i) => target + i + 1,
-                None => map.len(),
-            };
-            bounds.push((start, cut));
-            start = cut;
-        }
-        bounds.push((start, map.len()));
-        bounds.retain(|(a, b)| a < b);
-        Ok(Some(Split { map, bounds }))
+        Ok(Source::Stream(super::input::open(path)?))
     }
+}
 
-    /// Lines before slice `k` starts, to turn its error lines into the file's.
-    pub fn line_offset(&self, k: usize) -> u64 {
-        self.map[..self.bounds[k].0].iter().filter(|&&b| b == b'\n').count() as u64
+/// Hands out units in file order, to whichever worker asks.
+struct Units<'m> {
+    source: UnitSource<'m>,
+    next: usize,
+    done: bool,
+}
+
+enum UnitSource<'m> {
+    Mapped { bytes: &'m [u8], at: usize },
+    Stream { reader: &'m mut (dyn Read + Send), carry: Vec<u8> },
+}
+
+enum UnitBytes<'m> {
+    Mapped(&'m [u8]),
+    Owned(Vec<u8>),
+}
+
+impl UnitBytes<'_> {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            UnitBytes::Mapped(b) => b,
+            UnitBytes::Owned(v) => v,
+        }
     }
+}
 
-    pub fn slices(&self) -> usize {
-        self.bounds.len()
+impl<'m> Units<'m> {
+    fn next(&mut self) -> Option<(usize, io::Result<UnitBytes<'m>>)> {
+        if self.done {
+            return None;
+        }
+        let unit = match &mut self.source {
+            UnitSource::Mapped { bytes, at } => {
+                let bytes: &'m [u8] = bytes;
+                let start = *at;
+                let target = (start + UNIT_BYTES).min(bytes.len());
+                let end = memchr::memchr(b'\n', &bytes[target..]).map_or(bytes.len(), |i| target + i + 1);
+                *at = end;
+                self.done = end == bytes.len();
+                (start < end).then_some(Ok(UnitBytes::Mapped(&bytes[start..end])))
+            }
+            UnitSource::Stream { reader, carry } => match read_unit(&mut **reader, carry) {
+                Ok(Some(v)) => Some(Ok(UnitBytes::Owned(v))),
+                Ok(None) => {
+                    self.done = true;
+                    None
+                }
+                Err(e) => {
+                    self.done = true;
+                    Some(Err(e))
+                }
+            },
+        }?;
+        self.next += 1;
+        Some((self.next - 1, unit))
     }
+}
 
-    /// Runs the workers; `on` gets every rendered batch as it arrives and the
-    /// held statements in document order with their slice. Returning `false`
-    /// stops everything.
-    pub fn run(
-        &self,
+/// About [`UNIT_BYTES`] of whole lines (or what is left): once that much is
+/// read, the unit ends at the last line end, and the partial line after it is
+/// carried over to the next unit.
+fn read_unit(reader: &mut dyn Read, carry: &mut Vec<u8>) -> io::Result<Option<Vec<u8>>> {
+    let mut buf = std::mem::take(carry);
+    buf.reserve(UNIT_BYTES + (64 << 10));
+    let mut searched = 0;
+    loop {
+        if buf.len() >= UNIT_BYTES {
+            if let Some(i) = memchr::memrchr(b'\n', &buf[searched..]) {
+                let cut = searched + i + 1;
+                carry.extend_from_slice(&buf[cut..]);
+                buf.truncate(cut);
+                return Ok(Some(buf));
+            }
+            searched = buf.len();
+        }
+        let old = buf.len();
+        buf.resize(old + (256 << 10), 0);
+        let n = loop {
+            match reader.read(&mut buf[old..]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                r => break r,
+            }
+        };
+        let n = n.inspect_err(|_| buf.truncate(old))?;
+        buf.truncate(old + n);
+        if n == 0 {
+            return Ok((!buf.is_empty()).then_some(buf));
+        }
+    }
+}
+
+/// Parses `source` on `threads` workers; `on` gets every unit's keys as they
+/// arrive and the held statements in document order. Returning `false` stops
+/// everything.
+pub fn run(
+    mut source: Source,
+    format: InputFormat,
+    fallback_graph: Option<&str>,
+    lenient: bool,
+    threads: usize,
+    on: &mut dyn FnMut(Event) -> bool,
+) {
+    let source = match &mut source {
+        Source::Mapped(map) => UnitSource::Mapped { bytes: &map[..], at: 0 },
+        Source::Stream(reader) => UnitSource::Stream { reader: &mut **reader, carry: Vec::new() },
+    };
+    let units = Mutex::new(Units { source, next: 0, done: false });
+    let stop = AtomicBool::new(false);
+    // The first unit where a strict parse stopped at an error: later units
+    // cannot matter any more.
+    let last_needed = AtomicUsize::new(usize::MAX);
+    std::thread::scope(|scope| {
+        let (tx, rx) = sync_channel::<(usize, Batch)>(threads.max(1) * 2);
+        for _ in 0..threads.max(1) {
+            let tx = tx.clone();
+            let (units, stop, last_needed) = (&units, &stop, &last_needed);
+            scope.spawn(move || {
+                let mut worker = Worker { renderer: Renderer::default(), tokens: Default::default() };
+                while !stop.load(Ordering::Relaxed) {
+                    let next = units.lock().map(|mut u| u.next());
+                    let Ok(Some((k, bytes))) = next else { break };
+                    if k > last_needed.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let batch = match bytes {
+                        Ok(bytes) => worker.unit(bytes.as_slice(), format, fallback_graph, lenient),
+                        Err(e) => Batch::failed(e),
+                    };
+                    if batch.stopped || batch.failed.is_some() {
+                        last_needed.fetch_min(k, Ordering::Relaxed);
+                    }
+                    if tx.send((k, batch)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        if !in_order(rx, on) {
+            stop.store(true, Ordering::Relaxed);
+        }
+    });
+}
+
+/// Keys at once; held statements unit by unit in file order. `false` when
+/// `on` asked to stop.
+fn in_order(rx: std::sync::mpsc::Receiver<(usize, Batch)>, on: &mut dyn FnMut(Event) -> bool) -> bool {
+    let mut waiting: BTreeMap<usize, Batch> = BTreeMap::new();
+    let mut next = 0usize;
+    let mut lines_before = 0u64;
+    for (k, mut batch) in rx {
+        if !on(Event::Keys(&mut batch)) {
+            return false;
+        }
+        waiting.insert(k, batch);
+        while let Some(batch) = waiting.remove(&next) {
+            for item in batch.held {
+                if !on(Event::Held { line_offset: lines_before, item }) {
+                    return false;
+                }
+            }
+            if let Some(e) = batch.failed {
+                on(Event::Failed(e));
+                return false;
+            }
+            if batch.stopped {
+                return true;
+            }
+            lines_before += batch.newlines;
+            next += 1;
+        }
+    }
+    true
+}
+
+struct Worker {
+    renderer: Renderer,
+    tokens: [String; 4],
+}
+
+impl Worker {
+    fn unit(
+        &mut self,
+        bytes: &[u8],
         format: InputFormat,
         fallback_graph: Option<&str>,
         lenient: bool,
-        on: &mut dyn FnMut(Event) -> bool,
-    ) {
-        let n = self.bounds.len();
-        std::thread::scope(|scope| {
-            let mut receivers: Vec<Receiver<Batch>> = Vec::with_capacity(n);
-            for &(a, b) in &self.bounds {
-                let (tx, rx) = sync_channel::<Batch>(4);
-                receivers.push(rx);
-                let slice = &self.map[a..b];
-                scope.spawn(move || {
-                    let mut batch = Batch::new();
-                    let mut tokens: [String; 4] = Default::default();
-                    let mut renderer = Renderer::default();
-                    let items: Box<dyn Iterator<Item = Result<Quad, TurtleParseError>>> = match format {
-                        InputFormat::NTriples => Box::new(
-                            NTriplesParser::new()
-                                .for_slice(slice)
-                                .map(|r| r.map(|t| t.in_graph(GraphName::DefaultGraph)).map_err(Into::into)),
-                        ),
-                        _ => Box::new(NQuadsParser::new().for_slice(slice).map(|r| r.map_err(Into::into))),
-                    };
-                    for item in items {
-                        let stop = item.is_err() && !lenient;
-                        match item {
-                            Ok(q) if !has_blank(&q) => {
-                                renderer.quad(&mut tokens, &q, fallback_graph);
-                                encode_key(&mut batch.keys, tokens.each_ref().map(|t| t.as_bytes()));
-                                batch.ends.push(batch.keys.len());
-                            }
-                            other => batch.held.push(other),
-                        }
-                        if (stop || batch.len() >= BATCH)
-                            && tx.send(std::mem::replace(&mut batch, Batch::new())).is_err()
-                        {
-                            return;
-                        }
-                        if stop {
-                            return;
-                        }
-                    }
-                    let _ = tx.send(batch);
-                });
+    ) -> Batch {
+        let scan = checked::scan_unit(bytes);
+        let mut batch = Batch::new(scan.newlines);
+        if !scan.suspect && self.fill(&mut batch, bytes, format, fallback_graph, true, lenient) {
+            return batch;
+        }
+        batch.keys.clear();
+        batch.ends.clear();
+        batch.held.clear();
+        self.fill(&mut batch, bytes, format, fallback_graph, false, lenient);
+        batch
+    }
+
+    /// Parses `bytes` into `batch`. With `checked`, the parse is lenient and
+    /// gives up (`false`) at the first statement not proven strict-equal or
+    /// at any error.
+    fn fill(
+        &mut self,
+        batch: &mut Batch,
+        bytes: &[u8],
+        format: InputFormat,
+        fallback_graph: Option<&str>,
+        checked: bool,
+        lenient: bool,
+    ) -> bool {
+        let items: Box<dyn Iterator<Item = Item>> = match (format, checked) {
+            (InputFormat::NTriples, c) => {
+                let p = if c { NTriplesParser::new().lenient() } else { NTriplesParser::new() };
+                Box::new(
+                    p.for_slice(bytes)
+                        .map(|r| r.map(|t| t.in_graph(GraphName::DefaultGraph)).map_err(Into::into)),
+                )
             }
-            drain(&receivers, on);
-            // Dropping the receivers unblocks any worker still sending.
-            drop(receivers);
-        });
+            (_, c) => {
+                let p = if c { NQuadsParser::new().lenient() } else { NQuadsParser::new() };
+                Box::new(p.for_slice(bytes).map(|r| r.map_err(Into::into)))
+            }
+        };
+        for item in items {
+            if checked && !matches!(&item, Ok(q) if checked::quad_ok(q)) {
+                return false;
+            }
+            let stop = item.is_err() && !lenient;
+            match item {
+                Ok(q) if !has_blank(&q) => {
+                    self.renderer.quad(&mut self.tokens, &q, fallback_graph);
+                    encode_key(&mut batch.keys, self.tokens.each_ref().map(|t| t.as_bytes()));
+                    batch.ends.push(batch.keys.len());
+                }
+                other => batch.held.push(other),
+            }
+            if stop {
+                batch.stopped = true;
+                break;
+            }
+        }
+        true
     }
 }
 
 impl Batch {
-    fn new() -> Batch {
-        Batch { keys: Vec::with_capacity(BATCH * 160), ends: Vec::with_capacity(BATCH), held: Vec::new() }
+    fn new(newlines: u64) -> Batch {
+        Batch {
+            keys: Vec::with_capacity(UNIT_BYTES + UNIT_BYTES / 4),
+            ends: Vec::with_capacity(UNIT_BYTES / 100),
+            held: Vec::new(),
+            newlines,
+            failed: None,
+            stopped: false,
+        }
     }
-    fn len(&self) -> usize {
-        self.ends.len() + self.held.len()
-    }
-    pub fn keys(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        (0..self.ends.len()).map(move |i| &self.keys[if i == 0 { 0 } else { self.ends[i - 1] }..self.ends[i]])
+    fn failed(e: io::Error) -> Batch {
+        Batch {
+            keys: Vec::new(),
+            ends: Vec::new(),
+            held: Vec::new(),
+            newlines: 0,
+            failed: Some(e),
+            stopped: false,
+        }
     }
 }
 
@@ -172,76 +362,134 @@ fn has_blank(q: &Quad) -> bool {
         || matches!(q.graph_name, GraphName::BlankNode(_))
 }
 
-/// Keys from any slice at once; held statements of slice k only after every
-/// slice before k has ended, buffering at most [`MAX_HELD`] of them.
-fn drain(rx: &[Receiver<Batch>], on: &mut dyn FnMut(Event) -> bool) {
-    let n = rx.len();
-    let mut done = vec![false; n];
-    let mut pending: Vec<Vec<Result<Quad, TurtleParseError>>> = (0..n).map(|_| Vec::new()).collect();
-    let mut held_total = 0usize;
-    let mut current = 0usize;
-    loop {
-        // Slices whose held statements can be handled now run in order.
-        while current < n && (done[current] || !pending[current].is_empty()) {
-            for item in pending[current].drain(..) {
-                held_total -= 1;
-                if !on(Event::Held(current, item)) {
-                    return;
-                }
-            }
-            if done[current] {
-                current += 1;
-            } else {
-                break;
-            }
-        }
-        if current == n {
-            return;
-        }
-        let mut got = false;
-        for k in current..n {
-            if done[k] || (k != current && held_total >= MAX_HELD) {
-                continue;
-            }
-            match rx[k].try_recv() {
-                Ok(b) => {
-                    got = true;
-                    if !accept(k, b, &mut pending, &mut held_total, on) {
-                        return;
-                    }
-                }
-                Err(TryRecvError::Empty) => {}
-                Err(TryRecvError::Disconnected) => {
-                    done[k] = true;
-                    got = true;
-                }
-            }
-        }
-        if !got {
-            match rx[current].recv_timeout(Duration::from_millis(1)) {
-                Ok(b) => {
-                    if !accept(current, b, &mut pending, &mut held_total, on) {
-                        return;
-                    }
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => done[current] = true,
-            }
-        }
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn accept(
-    k: usize,
-    mut b: Batch,
-    pending: &mut [Vec<Result<Quad, TurtleParseError>>],
-    held_total: &mut usize,
-    on: &mut dyn FnMut(Event) -> bool,
-) -> bool {
-    if !on(Event::Keys(&b)) {
-        return false;
+    /// A unit's output in a comparable form: keys in order, held items as
+    /// their debug text (statement, or error with message and position).
+    fn outputs(batch: &Batch) -> (Vec<Vec<u8>>, Vec<String>, bool) {
+        let mut keys = Vec::new();
+        let mut start = 0;
+        for &end in &batch.ends {
+            keys.push(batch.keys[start..end].to_vec());
+            start = end;
+        }
+        (keys, batch.held.iter().map(|h| format!("{h:?}")).collect(), batch.stopped)
     }
-    *held_total += b.held.len();
-    pending[k].append(&mut b.held);
-    true
+
+    /// The unit as the import parses it against a plain strict parse.
+    fn assert_same_as_strict(text: &[u8], format: InputFormat, what: &str) {
+        let mut worker = Worker { renderer: Renderer::default(), tokens: Default::default() };
+        for lenient in [false, true] {
+            let got = worker.unit(text, format, None, lenient);
+            let mut strict = Batch::new(0);
+            worker.fill(&mut strict, text, format, None, false, lenient);
+            assert_eq!(outputs(&got), outputs(&strict), "{what} ({format:?}, lenient import: {lenient})");
+        }
+    }
+
+    #[test]
+    fn checked_lenient_parsing_equals_strict_parsing_on_the_w3c_suite() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/w3c-rdf-tests/rdf/rdf11/rdf-n-quads");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            eprintln!("NOTICE: {} is absent; the W3C N-Quads comparison is skipped", dir.display());
+            return;
+        };
+        let mut files = 0;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "nq" || e == "nt") {
+                let text = std::fs::read(&path).unwrap();
+                let name = path.display().to_string();
+                assert_same_as_strict(&text, InputFormat::NQuads, &name);
+                assert_same_as_strict(&text, InputFormat::NTriples, &name);
+                files += 1;
+            }
+        }
+        assert!(files > 50, "only {files} test files under {}", dir.display());
+    }
+
+    #[test]
+    fn checked_lenient_parsing_equals_strict_parsing_on_near_misses() {
+        let ok = "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> <http://ex.org/g> .\n";
+        let cases: &[&str] = &[
+            "<http://ex.org/a b> <http://ex.org/p> <http://ex.org/o> .",
+            "<relative> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/s> <http://ex.org/p> <#frag> .",
+            "<http://[::1]/x> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://[::zz]/x> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://user:pw@host/> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org:80a/> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/%zz> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/%4> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/é> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/\\u00E9> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/\\uD83D\\uDE00> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/s> <http://ex.org/p> \"\\uD83D\\uDE00\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"\\U0001F600 😀\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"lone \\uDC00\" .",
+            "<http://ex.org/{x}> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/a|b^c`d> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/a#b#c> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@en-US .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@abcdefghi .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@en--us .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@x-private-tag .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString> .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"^^<http://www.w3.org/2001/XMLSchema#string> .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"^^<not an iri> .",
+            "<http://ex.org/s> <http://ex.org/p> \"raw\nnewline\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"raw\rreturn\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"escaped\\nnewline\\r\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"raw\n# looks like a comment\" .",
+            "<http://ex.org/s> <http://ex.org/p> _:b1 _:g .",
+            "_:a <http://ex.org/p> \"x\" <http://ex.org/g b> .",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> . <http://ex.org/s> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o>",
+            "# only a comment",
+            "",
+            "\r\n\r\n",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> .\r<http://ex.org/s> <http://ex.org/p> \"x\" .",
+        ];
+        for case in cases {
+            // Alone, and between valid lines with CRLF and LF endings.
+            assert_same_as_strict(case.as_bytes(), InputFormat::NQuads, case);
+            assert_same_as_strict(case.as_bytes(), InputFormat::NTriples, case);
+            let around = format!("{ok}{ok}{case}\r\n{ok}# comment\n\n{ok}");
+            assert_same_as_strict(around.as_bytes(), InputFormat::NQuads, case);
+        }
+    }
+
+    #[test]
+    fn a_plain_unit_takes_the_lenient_path_and_a_suspect_one_does_not() {
+        let mut worker = Worker { renderer: Renderer::default(), tokens: Default::default() };
+        let text = b"<http://ex.org/s> <http://ex.org/p> \"x\"@en <http://ex.org/g> .\n";
+        let mut batch = Batch::new(0);
+        assert!(worker.fill(&mut batch, text, InputFormat::NQuads, None, true, false));
+        let text = b"<http://ex.org/s> <http://ex.org/p> \"x\"@abcdefghi .\n";
+        assert!(!worker.fill(&mut Batch::new(0), text, InputFormat::NQuads, None, true, false));
+    }
+
+    #[test]
+    fn streamed_units_end_at_line_ends_and_lose_nothing() {
+        let line = "<http://ex.org/s> <http://ex.org/p> \"a value of some length\" .\n";
+        let text: String =
+            line.repeat(3 * UNIT_BYTES / line.len()) + "<http://ex.org/s> <http://ex.org/p> \"no newline\" .";
+        let mut reader: &[u8] = text.as_bytes();
+        let mut carry = Vec::new();
+        let mut joined = Vec::new();
+        let mut units = 0;
+        while let Some(unit) = read_unit(&mut reader, &mut carry).unwrap() {
+            units += 1;
+            let last = unit.last().copied();
+            joined.extend_from_slice(&unit);
+            if joined.len() < text.len() {
+                assert_eq!(last, Some(b'\n'));
+                assert!(unit.len() > UNIT_BYTES / 2, "unit {units}: {} bytes", unit.len());
+            }
+        }
+        assert_eq!(joined, text.as_bytes());
+        assert!(units >= 3);
+    }
 }

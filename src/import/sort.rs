@@ -38,7 +38,7 @@ pub fn decode_key_into(key: &[u8], cols: &mut [Vec<u8>; 4]) -> [usize; 4] {
     let mut rest = key;
     while col < 4 {
         // Copy up to the next 0x00, then read its escape or terminator.
-        let Some(z) = rest.iter().position(|&b| b == 0) else { break };
+        let Some(z) = memchr::memchr(0, rest) else { break };
         cols[col].extend_from_slice(&rest[..z]);
         if rest.get(z + 1) == Some(&0xff) {
             cols[col].push(0);
@@ -48,6 +48,22 @@ pub fn decode_key_into(key: &[u8], cols: &mut [Vec<u8>; 4]) -> [usize; 4] {
         rest = rest.get(z + 2..).unwrap_or(&[]);
     }
     starts
+}
+
+/// The four tokens of a key without escaped NUL bytes, borrowed from it (the
+/// common case: tokens practically never hold NUL); `None` otherwise.
+pub fn split_key(key: &[u8]) -> Option<[&[u8]; 4]> {
+    let mut out: [&[u8]; 4] = [&[]; 4];
+    let mut rest = key;
+    for tok in &mut out {
+        let z = memchr::memchr(0, rest)?;
+        if rest.get(z + 1) != Some(&0) {
+            return None;
+        }
+        *tok = &rest[..z];
+        rest = &rest[z + 2..];
+    }
+    Some(out)
 }
 
 /// Splits a key back into its four tokens.
@@ -70,12 +86,32 @@ pub fn decode_key(key: &[u8]) -> [Vec<u8>; 4] {
     out
 }
 
+/// Where a held key is: segment, offset in it, length.
+#[derive(Clone, Copy)]
+struct Loc {
+    seg: u32,
+    at: u32,
+    len: u32,
+}
+
+/// Bytes of a segment that single keys are appended to.
+const OWN_SEGMENT: usize = 1 << 20;
+
 pub struct Sorter {
-    arena: Vec<u8>,
-    index: Vec<(usize, u32)>,
+    /// Keys live in segments that never grow once full: a parser thread's
+    /// batch of keys is taken over whole, so keys are never copied and a
+    /// growing arena never moves (that copy and its page faults were a
+    /// tenth of the importing thread's time).
+    segments: Vec<Vec<u8>>,
+    /// The segment single keys are appended to, if any.
+    own: Option<usize>,
+    held_bytes: usize,
+    index: Vec<Loc>,
     budget: usize,
     dir: PathBuf,
     runs: Vec<PathBuf>,
+    /// Runs written by merge passes, for their names.
+    merged: usize,
     scratch: Vec<u8>,
 }
 
@@ -83,11 +119,14 @@ impl Sorter {
     /// `budget`: bytes of keys held in memory before a run is spilled into `dir`.
     pub fn new(budget: usize, dir: &Path) -> Self {
         Sorter {
-            arena: Vec::new(),
+            segments: Vec::new(),
+            own: None,
+            held_bytes: 0,
             index: Vec::new(),
             budget: budget.max(1 << 16),
             dir: dir.to_path_buf(),
             runs: Vec::new(),
+            merged: 0,
             scratch: Vec::new(),
         }
     }
@@ -103,20 +142,50 @@ impl Sorter {
 
     /// Adds a key made by [`encode_key`].
     pub fn push_key(&mut self, key: &[u8]) -> io::Result<()> {
-        self.index.push((self.arena.len(), key.len() as u32));
-        self.arena.extend_from_slice(key);
-        if self.arena.len() + self.index.len() * 16 >= self.budget {
+        let own = match self.own {
+            Some(k) if self.segments[k].capacity() - self.segments[k].len() >= key.len() => k,
+            _ => {
+                let cap = OWN_SEGMENT.min(self.budget / 8).max(key.len());
+                self.segments.push(Vec::with_capacity(cap));
+                self.held_bytes += cap;
+                self.own = Some(self.segments.len() - 1);
+                self.segments.len() - 1
+            }
+        };
+        let seg = &mut self.segments[own];
+        self.index.push(Loc { seg: own as u32, at: seg.len() as u32, len: key.len() as u32 });
+        seg.extend_from_slice(key);
+        self.spill_if_full()
+    }
+
+    /// Takes over `keys`, a run of keys made by [`encode_key`] that end at
+    /// `ends` (in any order).
+    pub fn push_keys(&mut self, keys: Vec<u8>, ends: &[usize]) -> io::Result<()> {
+        if ends.is_empty() {
+            return Ok(());
+        }
+        let seg = self.segments.len() as u32;
+        let mut start = 0;
+        self.index.extend(ends.iter().map(|&end| {
+            let loc = Loc { seg, at: start as u32, len: (end - start) as u32 };
+            start = end;
+            loc
+        }));
+        self.held_bytes += keys.capacity();
+        self.segments.push(keys);
+        self.spill_if_full()
+    }
+
+    fn spill_if_full(&mut self) -> io::Result<()> {
+        if self.held_bytes + self.index.len() * std::mem::size_of::<Loc>() >= self.budget {
             self.spill()?;
         }
         Ok(())
     }
 
-    /// Reserves room for about `bytes` of keys (capped by the budget), so the
-    /// arena does not grow by doubling and copying.
+    /// Kept for callers that know the input size; segments need no reservation.
     pub fn reserve(&mut self, bytes: usize) {
-        let bytes = bytes.min(self.budget);
-        self.arena.reserve(bytes);
-        self.index.reserve(bytes / 150);
+        self.index.reserve(bytes.min(self.budget) / 150);
     }
 
     pub fn spilled_runs(&self) -> usize {
@@ -124,92 +193,143 @@ impl Sorter {
     }
 
     /// The held keys sorted and deduplicated. Large sets are sorted as two
-    /// halves on two threads and merged: the sort is the longest step
-    /// between parsing and writing, and the second core is idle then.
-    fn sorted_index(&mut self) -> Vec<(usize, u32)> {
-        let arena = &self.arena;
-        let key = |&(o, l): &(usize, u32)| &arena[o..o + l as usize];
+    /// halves on two threads, then merged on two threads, each merging the
+    /// keys on one side of a split key: the sort is the longest step between
+    /// parsing and writing, and the second core is idle then.
+    fn sorted_index(&mut self) -> Vec<Loc> {
+        let segments = &self.segments;
+        let key = |l: &Loc| &segments[l.seg as usize][l.at as usize..(l.at + l.len) as usize];
         let mut idx = std::mem::take(&mut self.index);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         if threads < 2 || idx.len() < 1 << 16 {
             idx.sort_unstable_by(|a, b| key(a).cmp(key(b)));
-        } else {
-            let mid = idx.len() / 2;
-            let (left, right) = idx.split_at_mut(mid);
-            std::thread::scope(|s| {
-                s.spawn(|| left.sort_unstable_by(|a, b| key(a).cmp(key(b))));
-                right.sort_unstable_by(|a, b| key(a).cmp(key(b)));
-            });
-            let (left, right) = idx.split_at(mid);
-            let mut merged = Vec::with_capacity(idx.len());
-            let (mut i, mut j) = (0, 0);
-            while i < left.len() && j < right.len() {
-                if key(&right[j]) < key(&left[i]) {
-                    merged.push(right[j]);
-                    j += 1;
-                } else {
-                    merged.push(left[i]);
-                    i += 1;
-                }
-            }
-            merged.extend_from_slice(&left[i..]);
-            merged.extend_from_slice(&right[j..]);
-            idx = merged;
+            idx.dedup_by(|a, b| key(a) == key(b));
+            return idx;
         }
-        idx.dedup_by(|a, b| key(a) == key(b));
-        idx
+        let mid = idx.len() / 2;
+        let (left, right) = idx.split_at_mut(mid);
+        std::thread::scope(|s| {
+            s.spawn(|| left.sort_unstable_by(|a, b| key(a).cmp(key(b))));
+            right.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+        });
+        let (left, right) = idx.split_at(mid);
+        // Every key equal to the split key goes to the upper part, so each
+        // part deduplicates on its own.
+        let split = key(&left[left.len() / 2]);
+        let (l_cut, r_cut) = (left.len() / 2, right.partition_point(|l| key(l) < split));
+        let (lower, upper) = std::thread::scope(|s| {
+            let lower = s.spawn(|| merge_distinct(&left[..l_cut], &right[..r_cut], key));
+            let upper = merge_distinct(&left[l_cut..], &right[r_cut..], key);
+            (lower.join().unwrap_or_default(), upper)
+        });
+        let mut merged = lower;
+        merged.extend_from_slice(&upper);
+        merged
     }
 
     fn spill(&mut self) -> io::Result<()> {
         let idx = self.sorted_index();
         let path = self.dir.join(format!("run-{:05}", self.runs.len()));
         let mut w = BufWriter::with_capacity(1 << 20, File::create(&path)?);
-        for (o, l) in idx {
-            w.write_all(&l.to_le_bytes())?;
-            w.write_all(&self.arena[o..o + l as usize])?;
+        for l in idx {
+            w.write_all(&l.len.to_le_bytes())?;
+            w.write_all(self.key(l))?;
         }
         w.flush()?;
         self.runs.push(path);
-        self.arena.clear();
+        self.segments.clear();
+        self.own = None;
+        self.held_bytes = 0;
         Ok(())
+    }
+
+    fn key(&self, l: Loc) -> &[u8] {
+        &self.segments[l.seg as usize][l.at as usize..(l.at + l.len) as usize]
     }
 
     /// Calls `f` with every distinct key in ascending order.
     pub fn finish(mut self, mut f: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
         if self.runs.is_empty() {
             let idx = self.sorted_index();
-            for (o, l) in idx {
-                f(&self.arena[o..o + l as usize])?;
+            for l in idx {
+                f(self.key(l))?;
             }
             return Ok(());
         }
         if !self.index.is_empty() {
             self.spill()?;
         }
-        self.arena = Vec::new();
-        let mut readers: Vec<BufReader<File>> = self
-            .runs
-            .iter()
-            .map(|p| File::open(p).map(|f| BufReader::with_capacity(1 << 18, f)))
-            .collect::<io::Result<_>>()?;
-        let mut heap = BinaryHeap::new();
-        for (i, r) in readers.iter_mut().enumerate() {
-            if let Some(k) = read_key(r)? {
-                heap.push(Reverse((k, i)));
+        self.segments = Vec::new();
+        // Merge at most MAX_FAN_IN runs at a time, so a huge import under a
+        // small memory limit never holds thousands of files open.
+        while self.runs.len() > MAX_FAN_IN {
+            let group: Vec<PathBuf> = self.runs.drain(..MAX_FAN_IN).collect();
+            let path = self.dir.join(format!("run-merged-{:05}", self.merged));
+            self.merged += 1;
+            let mut w = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+            merge_runs(&group, |k| {
+                w.write_all(&(k.len() as u32).to_le_bytes())?;
+                w.write_all(k)
+            })?;
+            w.flush()?;
+            for p in &group {
+                std::fs::remove_file(p)?;
             }
+            self.runs.push(path);
         }
-        let mut last: Option<Vec<u8>> = None;
-        while let Some(Reverse((k, i))) = heap.pop() {
-            if last.as_deref() != Some(&k[..]) {
-                f(&k)?;
-                last = Some(k);
-            }
-            if let Some(next) = read_key(&mut readers[i])? {
-                heap.push(Reverse((next, i)));
-            }
-        }
-        Ok(())
+        merge_runs(&self.runs, f)
     }
+}
+
+/// Runs open at once in the final merge, and in each earlier pass.
+const MAX_FAN_IN: usize = 64;
+
+/// Calls `f` with every distinct key of the sorted `runs`, ascending.
+fn merge_runs(runs: &[PathBuf], mut f: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+    let mut readers: Vec<BufReader<File>> = runs
+        .iter()
+        .map(|p| File::open(p).map(|f| BufReader::with_capacity(1 << 18, f)))
+        .collect::<io::Result<_>>()?;
+    let mut heap = BinaryHeap::new();
+    for (i, r) in readers.iter_mut().enumerate() {
+        if let Some(k) = read_key(r)? {
+            heap.push(Reverse((k, i)));
+        }
+    }
+    let mut last: Option<Vec<u8>> = None;
+    while let Some(Reverse((k, i))) = heap.pop() {
+        if last.as_deref() != Some(&k[..]) {
+            f(&k)?;
+            last = Some(k);
+        }
+        if let Some(next) = read_key(&mut readers[i])? {
+            heap.push(Reverse((next, i)));
+        }
+    }
+    Ok(())
+}
+
+/// Two sorted runs merged, equal keys kept once.
+fn merge_distinct<'k>(a: &[Loc], b: &[Loc], key: impl Fn(&Loc) -> &'k [u8]) -> Vec<Loc> {
+    let mut out: Vec<Loc> = Vec::with_capacity(a.len() + b.len());
+    let mut last: Option<&[u8]> = None;
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let take_b = i == a.len() || (j < b.len() && key(&b[j]) < key(&a[i]));
+        let l = if take_b {
+            j += 1;
+            b[j - 1]
+        } else {
+            i += 1;
+            a[i - 1]
+        };
+        let k = key(&l);
+        if last != Some(k) {
+            out.push(l);
+            last = Some(k);
+        }
+    }
+    out
 }
 
 fn read_key(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
@@ -254,6 +374,11 @@ mod tests {
             let mut cols: [Vec<u8>; 4] = Default::default();
             decode_key_into(k, &mut cols);
             assert_eq!(cols, decode_key(k));
+            let has_nul = decode_key(k).iter().any(|t| t.contains(&0));
+            match split_key(k) {
+                Some(toks) => assert_eq!(toks.map(<[u8]>::to_vec), decode_key(k)),
+                None => assert!(has_nul, "{k:?} has no NUL but was not split"),
+            }
         }
         let expected: Vec<[Vec<u8>; 4]> = by_tuple.iter().map(|r| r.map(|t| t.to_vec())).collect();
         assert_eq!(decoded, expected);
@@ -264,12 +389,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut s = Sorter::new(1 << 16, dir.path());
         let mut expected = Vec::new();
-        for i in (0..20_000u32).rev() {
-            let t = format!("<s{}>", i % 7000);
+        for i in (0..200_000u32).rev() {
+            let t = format!("<s{}>", i % 70_000);
             s.push([t.as_bytes(), b"<p>", b"\"o\"", b"DEFAULT"]).unwrap();
             expected.push(t);
         }
-        assert!(s.spilled_runs() > 1);
+        assert!(
+            s.spilled_runs() > MAX_FAN_IN,
+            "{} runs: the merge passes are not exercised",
+            s.spilled_runs()
+        );
         expected.sort();
         expected.dedup();
         let mut got = Vec::new();

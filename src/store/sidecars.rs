@@ -43,23 +43,19 @@ pub struct Sidecars {
 impl Sidecars {
     /// `(suffix, bytes)` for every sidecar that exists, in [`SUFFIXES`] order.
     pub fn files(&self) -> Vec<(&'static str, Vec<u8>)> {
-        let mut out = Vec::with_capacity(11);
-        for (i, d) in self.dicts.iter().enumerate() {
-            out.push((SUFFIXES[i], dict::encode(d)));
-        }
-        for (i, p) in self.presence.iter().enumerate() {
-            out.push((SUFFIXES[4 + i], presence::encode(p)));
-        }
-        if let Some(p) = &self.p_offsets {
-            out.push((SUFFIXES[8], p_offsets::encode(p)));
-        }
-        if let Some(p) = &self.po_presence {
-            out.push((SUFFIXES[9], po_presence::encode(p)));
-        }
-        if let Some(s) = &self.s_offsets {
-            out.push((SUFFIXES[10], s_offsets::encode(s)));
-        }
-        out
+        (0..SUFFIXES.len()).filter_map(|i| Some((SUFFIXES[i], self.file(i)?))).collect()
+    }
+
+    /// The bytes of sidecar `SUFFIXES[i]`, if it exists.
+    pub fn file(&self, i: usize) -> Option<Vec<u8>> {
+        Some(match i {
+            0..=3 => dict::encode(&self.dicts[i]),
+            4..=7 => presence::encode(&self.presence[i - 4]),
+            8 => p_offsets::encode(self.p_offsets.as_ref()?),
+            9 => po_presence::encode(self.po_presence.as_ref()?),
+            10 => s_offsets::encode(self.s_offsets.as_ref()?),
+            _ => return None,
+        })
     }
 }
 

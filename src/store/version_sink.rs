@@ -37,7 +37,10 @@ pub struct VersionSink {
     columns: Columns,
     tx: Option<std::sync::mpsc::SyncSender<Columns>>,
     write_thread: Option<std::thread::JoinHandle<parquet::errors::Result<Vec<usize>>>>,
-    collector: IdCollector,
+    /// Taken when the sidecars are built.
+    collector: Option<IdCollector>,
+    /// Rows of each row group sent to the writer thread.
+    sent: Vec<usize>,
     rows: u64,
     /// The previous row, to refuse rows out of SPOG order or repeated.
     last: Vec<u8>,
@@ -64,7 +67,8 @@ impl VersionSink {
             columns: Default::default(),
             tx: Some(tx),
             write_thread: Some(write_thread),
-            collector,
+            collector: Some(collector),
+            sent: Vec::new(),
             rows: 0,
             last: Vec::new(),
         })
@@ -98,7 +102,7 @@ impl VersionSink {
             }
             self.last = key;
         }
-        self.collector.push(row)?;
+        self.collector.as_mut().ok_or_else(|| io::Error::other("the sink is finished"))?.push(row)?;
         for (c, cell) in row.iter().enumerate() {
             self.columns[c].push(cell);
         }
@@ -111,6 +115,7 @@ impl VersionSink {
 
     fn send(&mut self) -> io::Result<()> {
         let cols = std::mem::take(&mut self.columns);
+        self.sent.push(cols[0].len());
         match &self.tx {
             Some(tx) if tx.send(cols).is_ok() => Ok(()),
             _ => Err(io::Error::other("the base writer stopped")),
@@ -118,29 +123,51 @@ impl VersionSink {
     }
 
     /// Writes the last row group, the footer and the sidecars, all fsynced.
+    /// The sidecars are built while the writer thread still encodes the last
+    /// row groups: they need only the ids and the row-group sizes.
     pub fn finish(mut self) -> Result<Written, StoreError> {
         let base_path = self.dir.join(BASE);
         let sent = if self.columns[0].is_empty() { Ok(()) } else { self.send() };
         drop(self.tx.take());
-        let written = self
-            .write_thread
-            .take()
-            .expect("finish runs once")
+        let write_thread = self.write_thread.take().expect("finish runs once");
+        let wrote_sidecars = if sent.is_ok() { self.write_sidecars() } else { Ok(0) };
+        let written = write_thread
             .join()
             .map_err(|_| StoreError::parquet(&base_path, "writing", "the base writer thread panicked"))?;
         // A writer error explains a failed send better than the send's own error.
         let rg_sizes = written.map_err(|e| StoreError::parquet(&base_path, "writing the base", e))?;
         sent.map_err(|e| StoreError::io(&base_path, e))?;
-        let (dicts, parts) =
-            self.collector.finish(&rg_sizes).map_err(|e| StoreError::io(&self.spill_dir, e))?;
-        let graphs =
-            dicts[3].tokens().filter(|t| *t != crate::format::term::DEFAULT_GRAPH.as_bytes()).count() as u64;
-        for (suffix, bytes) in sidecars::Sidecars::new(dicts, parts).files() {
-            let path = self.dir.join(format!("{BASE}{suffix}"));
-            write_synced(&path, &bytes).map_err(|e| StoreError::io(&path, e))?;
+        let graphs = wrote_sidecars?;
+        if rg_sizes != self.sent {
+            return Err(StoreError::parquet(&base_path, "writing", "row groups differ from the rows sent"));
         }
         let base_bytes = std::fs::metadata(&base_path).map_err(|e| StoreError::io(&base_path, e))?.len();
         super::digests::write(&self.dir)?;
         Ok(Written { rows: self.rows, rg_sizes, graphs, base_bytes })
+    }
+
+    /// Builds and writes the 11 sidecars, the largest on a second thread;
+    /// returns the number of named graphs.
+    fn write_sidecars(&mut self) -> Result<u64, StoreError> {
+        let collector = self.collector.take().expect("sidecars are written once");
+        let (dicts, parts) = collector.finish(&self.sent).map_err(|e| StoreError::io(&self.spill_dir, e))?;
+        let graphs =
+            dicts[3].tokens().filter(|t| *t != crate::format::term::DEFAULT_GRAPH.as_bytes()).count() as u64;
+        let sidecars = sidecars::Sidecars::new(dicts, parts);
+        let write = |i: usize| -> Result<(), StoreError> {
+            let Some(bytes) = sidecars.file(i) else { return Ok(()) };
+            let path = self.dir.join(format!("{BASE}{}", sidecars::SUFFIXES[i]));
+            write_synced(&path, &bytes).map_err(|e| StoreError::io(&path, e))
+        };
+        // The subject dictionary is about half of all sidecar bytes.
+        std::thread::scope(|s| {
+            let subjects = s.spawn(|| write(0));
+            let rest = (1..sidecars::SUFFIXES.len()).try_for_each(write);
+            subjects
+                .join()
+                .unwrap_or_else(|_| Err(StoreError::io(&self.dir, io::Error::other("panicked"))))?;
+            rest
+        })?;
+        Ok(graphs)
     }
 }
