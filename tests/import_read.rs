@@ -562,3 +562,74 @@ fn errors_in_a_later_slice_report_the_line_in_the_whole_file() {
         assert!(first < second, "errors in file order: {err}");
     }
 }
+
+#[test]
+fn compressed_and_piped_inputs_parse_on_several_threads_with_the_same_result() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let text = large_nq_with_blanks(&[]);
+    let plain = write(dir.path(), "big.nq", &text);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    std::fs::write(dir.path().join("big.nq.gz"), &gz).unwrap();
+    let reference = dir.path().join("plain");
+    import_with(vec![plain.clone()], &reference, |o| o.threads = 3);
+    let same_files = |other: &Path| {
+        for f in std::fs::read_dir(reference.join("v1")).unwrap() {
+            let name = f.unwrap().file_name();
+            if name != "summary.json" {
+                let x = std::fs::read(reference.join("v1").join(&name)).unwrap();
+                assert_eq!(x, std::fs::read(other.join("v1").join(&name)).unwrap(), "{name:?} differs");
+            }
+        }
+    };
+    let from_gz = dir.path().join("gz");
+    import_with(vec![dir.path().join("big.nq.gz")], &from_gz, |o| o.threads = 3);
+    same_files(&from_gz);
+    let from_stdin = dir.path().join("stdin");
+    let mut child = bin()
+        .args(["import", "--quiet", "--threads", "2", "-", "--out"])
+        .arg(&from_stdin)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+    same_files(&from_stdin);
+
+    // A truncated stream fails naming the file, after the units before it,
+    // and leaves nothing behind; a syntax error before the damage wins.
+    std::fs::write(dir.path().join("cut.nq.gz"), &gz[..gz.len() * 2 / 3]).unwrap();
+    let out = dir.path().join("cut");
+    let o = bin()
+        .args(["import", "--threads", "3", "cut.nq.gz", "--out", "cut"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("cut.nq.gz"), "the file is named: {err}");
+    assert!(!out.exists());
+    let bad = large_nq_with_blanks(&[20_000]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(bad.as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    std::fs::write(dir.path().join("badcut.nq.gz"), &gz[..gz.len() / 2]).unwrap();
+    let o = bin()
+        .args(["import", "--threads", "3", "badcut.nq.gz", "--out", "x"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("badcut.nq.gz:20000:"), "the syntax error comes first: {err}");
+    assert_eq!(
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with('.'))
+            .count(),
+        0,
+        "no temp dir left behind"
+    );
+}

@@ -395,7 +395,7 @@ impl Ingest<'_> {
     fn keys(&mut self, batch: &mut parallel::Batch) -> Result<(), ImportError> {
         let n = batch.ends.len() as u64;
         self.sorter
-            .push_keys(std::mem::take(&mut batch.keys), &batch.ends)
+            .push_sorted(std::mem::take(&mut batch.keys), &batch.sorted)
             .map_err(io_err(self.spill_dir))?;
         self.counted(n);
         Ok(())

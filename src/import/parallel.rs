@@ -53,6 +53,8 @@ pub enum Event<'b> {
 pub struct Batch {
     pub keys: Vec<u8>,
     pub ends: Vec<usize>,
+    /// (offset, length) of each distinct key, in ascending key order.
+    pub sorted: Vec<(u32, u32)>,
     held: Vec<Item>,
     newlines: u64,
     failed: Option<io::Error>,
@@ -276,13 +278,13 @@ impl Worker {
     ) -> Batch {
         let scan = checked::scan_unit(bytes);
         let mut batch = Batch::new(scan.newlines);
-        if !scan.suspect && self.fill(&mut batch, bytes, format, fallback_graph, true, lenient) {
-            return batch;
+        if scan.suspect || !self.fill(&mut batch, bytes, format, fallback_graph, true, lenient) {
+            batch.keys.clear();
+            batch.ends.clear();
+            batch.held.clear();
+            self.fill(&mut batch, bytes, format, fallback_graph, false, lenient);
         }
-        batch.keys.clear();
-        batch.ends.clear();
-        batch.held.clear();
-        self.fill(&mut batch, bytes, format, fallback_graph, false, lenient);
+        batch.sort_keys();
         batch
     }
 
@@ -338,6 +340,7 @@ impl Batch {
         Batch {
             keys: Vec::with_capacity(UNIT_BYTES + UNIT_BYTES / 4),
             ends: Vec::with_capacity(UNIT_BYTES / 100),
+            sorted: Vec::new(),
             held: Vec::new(),
             newlines,
             failed: None,
@@ -348,11 +351,33 @@ impl Batch {
         Batch {
             keys: Vec::new(),
             ends: Vec::new(),
+            sorted: Vec::new(),
             held: Vec::new(),
             newlines: 0,
             failed: Some(e),
             stopped: false,
         }
+    }
+}
+
+impl Batch {
+    /// Sorts and deduplicates the keys' positions (not the keys themselves).
+    fn sort_keys(&mut self) {
+        let mut start = 0;
+        let mut order: Vec<(u32, u32)> = self
+            .ends
+            .iter()
+            .map(|&end| {
+                let loc = (start as u32, (end - start) as u32);
+                start = end;
+                loc
+            })
+            .collect();
+        let keys = &self.keys;
+        let key = |&(at, len): &(u32, u32)| &keys[at as usize..(at + len) as usize];
+        order.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+        order.dedup_by(|a, b| key(a) == key(b));
+        self.sorted = order;
     }
 }
 

@@ -106,7 +106,10 @@ pub struct Sorter {
     /// The segment single keys are appended to, if any.
     own: Option<usize>,
     held_bytes: usize,
+    /// Keys pushed one by one, not yet sorted.
     index: Vec<Loc>,
+    /// Sorted, distinct runs taken over from parser threads.
+    sorted_runs: Vec<Vec<Loc>>,
     budget: usize,
     dir: PathBuf,
     runs: Vec<PathBuf>,
@@ -123,6 +126,7 @@ impl Sorter {
             own: None,
             held_bytes: 0,
             index: Vec::new(),
+            sorted_runs: Vec::new(),
             budget: budget.max(1 << 16),
             dir: dir.to_path_buf(),
             runs: Vec::new(),
@@ -158,21 +162,19 @@ impl Sorter {
         self.spill_if_full()
     }
 
-    /// Takes over `keys`, a run of keys made by [`encode_key`] that end at
-    /// `ends` (in any order).
-    pub fn push_keys(&mut self, keys: Vec<u8>, ends: &[usize]) -> io::Result<()> {
-        if ends.is_empty() {
+    /// Takes over `keys`, a buffer of keys made by [`encode_key`], with
+    /// `sorted`: (offset, length) of each distinct key in it, ascending. A
+    /// parser thread sorts its own batch while it is still in its cache, so
+    /// the importing thread only merges.
+    pub fn push_sorted(&mut self, keys: Vec<u8>, sorted: &[(u32, u32)]) -> io::Result<()> {
+        if sorted.is_empty() {
             return Ok(());
         }
         let seg = self.segments.len() as u32;
-        let mut start = 0;
-        self.index.extend(ends.iter().map(|&end| {
-            let loc = Loc { seg, at: start as u32, len: (end - start) as u32 };
-            start = end;
-            loc
-        }));
-        self.held_bytes += keys.capacity();
+        let run: Vec<Loc> = sorted.iter().map(|&(at, len)| Loc { seg, at, len }).collect();
+        self.held_bytes += keys.capacity() + run.len() * std::mem::size_of::<Loc>();
         self.segments.push(keys);
+        self.sorted_runs.push(run);
         self.spill_if_full()
     }
 
@@ -227,14 +229,25 @@ impl Sorter {
         merged
     }
 
+    /// Calls `f` with every distinct held key, ascending: the loose keys
+    /// sorted into one more run, then all runs merged.
+    fn drain_held(&mut self, mut f: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+        let loose = self.sorted_index();
+        let mut runs = std::mem::take(&mut self.sorted_runs);
+        if !loose.is_empty() {
+            runs.push(loose);
+        }
+        let segments = &self.segments;
+        merge_in_memory(&runs, |l| &segments[l.seg as usize][l.at as usize..(l.at + l.len) as usize], &mut f)
+    }
+
     fn spill(&mut self) -> io::Result<()> {
-        let idx = self.sorted_index();
         let path = self.dir.join(format!("run-{:05}", self.runs.len()));
         let mut w = BufWriter::with_capacity(1 << 20, File::create(&path)?);
-        for l in idx {
-            w.write_all(&l.len.to_le_bytes())?;
-            w.write_all(self.key(l))?;
-        }
+        self.drain_held(|k| {
+            w.write_all(&(k.len() as u32).to_le_bytes())?;
+            w.write_all(k)
+        })?;
         w.flush()?;
         self.runs.push(path);
         self.segments.clear();
@@ -243,20 +256,12 @@ impl Sorter {
         Ok(())
     }
 
-    fn key(&self, l: Loc) -> &[u8] {
-        &self.segments[l.seg as usize][l.at as usize..(l.at + l.len) as usize]
-    }
-
     /// Calls `f` with every distinct key in ascending order.
-    pub fn finish(mut self, mut f: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+    pub fn finish(mut self, f: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
         if self.runs.is_empty() {
-            let idx = self.sorted_index();
-            for l in idx {
-                f(self.key(l))?;
-            }
-            return Ok(());
+            return self.drain_held(f);
         }
-        if !self.index.is_empty() {
+        if !self.index.is_empty() || !self.sorted_runs.is_empty() {
             self.spill()?;
         }
         self.segments = Vec::new();
@@ -304,6 +309,66 @@ fn merge_runs(runs: &[PathBuf], mut f: impl FnMut(&[u8]) -> io::Result<()>) -> i
         }
         if let Some(next) = read_key(&mut readers[i])? {
             heap.push(Reverse((next, i)));
+        }
+    }
+    Ok(())
+}
+
+/// One run's next key, ordered so that `BinaryHeap` pops the least key.
+struct Head<'k> {
+    key: &'k [u8],
+    run: usize,
+    pos: usize,
+}
+
+impl PartialEq for Head<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Head<'_> {}
+impl PartialOrd for Head<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Head<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.key.cmp(self.key).then(other.run.cmp(&self.run))
+    }
+}
+
+/// Calls `f` with every distinct key of the sorted, distinct `runs`, ascending.
+fn merge_in_memory<'k>(
+    runs: &[Vec<Loc>],
+    key: impl Fn(&Loc) -> &'k [u8],
+    f: &mut impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    if let [run] = runs {
+        return run.iter().try_for_each(|l| f(key(l)));
+    }
+    let mut heap: BinaryHeap<Head<'k>> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(run, r)| Some(Head { key: key(r.first()?), run, pos: 0 }))
+        .collect();
+    let mut last: Option<&[u8]> = None;
+    while let Some(mut top) = heap.peek_mut() {
+        let k = top.key;
+        if last != Some(k) {
+            f(k)?;
+            last = Some(k);
+        }
+        let (run, pos) = (top.run, top.pos + 1);
+        match runs[run].get(pos) {
+            // Replacing the top sifts it down once, on drop.
+            Some(l) => {
+                top.key = key(l);
+                top.pos = pos;
+            }
+            None => {
+                std::collections::binary_heap::PeekMut::pop(top);
+            }
         }
     }
     Ok(())

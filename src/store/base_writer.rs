@@ -133,13 +133,29 @@ impl BaseWriter {
             return Err(err("the four columns of a row group differ in length"));
         }
         let rg_start = self.at;
+        // The subject chunk (the most bytes) is encoded on a second thread
+        // while this one encodes p, o and g; then all four are appended.
+        let opts = &self.opts;
+        let [big, small] = &mut self.zstd;
+        let (first, rest) = std::thread::scope(|scope| {
+            let first = scope.spawn(|| encode_chunk(0, &columns[0], big, opts));
+            let rest: Result<Vec<_>> = (1..4).map(|c| encode_chunk(c, &columns[c], small, opts)).collect();
+            (first.join().unwrap_or_else(|_| Err(err("the chunk encoder panicked"))), rest)
+        });
         let mut chunks = Vec::with_capacity(4);
         let (mut raw_total, mut packed_total) = (0i64, 0i64);
-        for (c, cells) in columns.iter().enumerate() {
-            let chunk = self.write_chunk(c, cells)?;
-            let meta = chunk.meta_data.as_ref().expect("set by write_chunk");
+        for (bytes, mut chunk) in std::iter::once(first?).chain(rest?) {
+            let at = self.at as i64;
+            chunk.file_offset += at;
+            let meta = chunk.meta_data.as_mut().expect("set by encode_chunk");
+            meta.data_page_offset += at;
+            if let Some(d) = &mut meta.dictionary_page_offset {
+                *d += at;
+            }
             raw_total += meta.total_uncompressed_size;
             packed_total += meta.total_compressed_size;
+            self.out.write_all(&bytes)?;
+            self.at += bytes.len() as u64;
             chunks.push(chunk);
         }
         self.row_groups.push(pf::RowGroup {
@@ -153,160 +169,6 @@ impl BaseWriter {
         });
         self.sizes.push(rows);
         Ok(())
-    }
-
-    fn write_chunk(&mut self, c: usize, cells: &Cells) -> Result<pf::ColumnChunk> {
-        let rows = cells.len();
-        let start = self.at;
-        let ctx = usize::from(c > 0);
-        let (mut raw_size, mut packed_size) = (0i64, 0i64);
-        let mut dictionary_page_offset = None;
-        let (values, encoding, min, max) = if self.opts.dictionary[c] {
-            let dict = SortedDictionary::build(cells);
-            let mut page = Vec::with_capacity(dict.values.iter().map(|v| v.len() + 4).sum());
-            for v in &dict.values {
-                page.extend_from_slice(&(v.len() as u32).to_le_bytes());
-                page.extend_from_slice(v);
-            }
-            let header = |raw: usize, packed: usize| pf::PageHeader {
-                type_: pf::PageType::DICTIONARY_PAGE,
-                uncompressed_page_size: raw as i32,
-                compressed_page_size: packed as i32,
-                crc: None,
-                data_page_header: None,
-                index_page_header: None,
-                dictionary_page_header: Some(pf::DictionaryPageHeader {
-                    num_values: dict.values.len() as i32,
-                    encoding: pf::Encoding::PLAIN,
-                    is_sorted: Some(true),
-                }),
-                data_page_header_v2: None,
-            };
-            dictionary_page_offset = Some(self.at as i64);
-            let (r, p) = self.write_page(ctx, &page, header)?;
-            raw_size += r;
-            packed_size += p;
-            let width = bits_for(dict.values.len().saturating_sub(1) as u64).max(1);
-            let mut values = vec![width];
-            hybrid_encode(&dict.keys, width, &mut values);
-            let (min, max) =
-                (dict.values.first().map(|v| v.to_vec()), dict.values.last().map(|v| v.to_vec()));
-            (values, pf::Encoding::RLE_DICTIONARY, min, max)
-        } else {
-            let mut values = Vec::with_capacity(cells.data.len() + rows);
-            let lengths: Vec<i64> = (0..rows).map(|i| cells.get(i).len() as i64).collect();
-            delta_binary_packed(&lengths, &mut values);
-            values.extend_from_slice(&cells.data);
-            let (mut min, mut max) = (cells.get(0), cells.get(0));
-            for i in 1..rows {
-                let v = cells.get(i);
-                min = min.min(v);
-                max = max.max(v);
-            }
-            (values, pf::Encoding::DELTA_LENGTH_BYTE_ARRAY, Some(min.to_vec()), Some(max.to_vec()))
-        };
-        // Definition levels: every cell is present (width 1, one RLE run of 1s).
-        let mut levels = Vec::with_capacity(8);
-        put_uleb(&mut levels, (rows as u64) << 1);
-        levels.push(1);
-        let mut page = Vec::with_capacity(4 + levels.len() + values.len());
-        page.extend_from_slice(&(levels.len() as u32).to_le_bytes());
-        page.extend_from_slice(&levels);
-        page.extend_from_slice(&values);
-        drop(values);
-        let data_page_offset = self.at as i64;
-        let header = |raw: usize, packed: usize| pf::PageHeader {
-            type_: pf::PageType::DATA_PAGE,
-            uncompressed_page_size: raw as i32,
-            compressed_page_size: packed as i32,
-            crc: None,
-            data_page_header: Some(pf::DataPageHeader {
-                num_values: rows as i32,
-                encoding,
-                definition_level_encoding: pf::Encoding::RLE,
-                repetition_level_encoding: pf::Encoding::RLE,
-                statistics: None,
-            }),
-            index_page_header: None,
-            dictionary_page_header: None,
-            data_page_header_v2: None,
-        };
-        let (r, p) = self.write_page(ctx, &page, header)?;
-        raw_size += r;
-        packed_size += p;
-
-        let mut encodings = vec![pf::Encoding::RLE, encoding];
-        let mut encoding_stats =
-            vec![pf::PageEncodingStats { page_type: pf::PageType::DATA_PAGE, encoding, count: 1 }];
-        if dictionary_page_offset.is_some() {
-            encodings.insert(0, pf::Encoding::PLAIN);
-            encoding_stats.insert(
-                0,
-                pf::PageEncodingStats {
-                    page_type: pf::PageType::DICTIONARY_PAGE,
-                    encoding: pf::Encoding::PLAIN,
-                    count: 1,
-                },
-            );
-        }
-        let statistics = pf::Statistics {
-            max: None,
-            min: None,
-            null_count: Some(0),
-            distinct_count: None,
-            max_value: max,
-            min_value: min,
-            is_max_value_exact: Some(true),
-            is_min_value_exact: Some(true),
-        };
-        Ok(pf::ColumnChunk {
-            file_path: None,
-            file_offset: start as i64,
-            meta_data: Some(pf::ColumnMetaData {
-                type_: pf::Type::BYTE_ARRAY,
-                encodings,
-                path_in_schema: vec![COLUMNS[c].to_string()],
-                codec: pf::CompressionCodec::ZSTD,
-                num_values: rows as i64,
-                total_uncompressed_size: raw_size,
-                total_compressed_size: packed_size,
-                key_value_metadata: None,
-                data_page_offset,
-                index_page_offset: None,
-                dictionary_page_offset,
-                statistics: Some(statistics),
-                encoding_stats: Some(encoding_stats),
-                bloom_filter_offset: None,
-                bloom_filter_length: None,
-                size_statistics: None,
-                geospatial_statistics: None,
-            }),
-            offset_index_offset: None,
-            offset_index_length: None,
-            column_index_offset: None,
-            column_index_length: None,
-            crypto_metadata: None,
-            encrypted_column_metadata: None,
-        })
-    }
-
-    /// Compresses and writes one page with its header; returns the header +
-    /// page sizes uncompressed and compressed, as the column metadata counts them.
-    fn write_page(
-        &mut self,
-        ctx: usize,
-        page: &[u8],
-        header: impl Fn(usize, usize) -> pf::PageHeader,
-    ) -> Result<(i64, i64)> {
-        let packed = self.zstd[ctx].compress(page).map_err(err)?;
-        if page.len() > i32::MAX as usize || packed.len() > i32::MAX as usize {
-            return Err(err("a column chunk larger than 2 GiB; use smaller row groups"));
-        }
-        let header = thrift_bytes(&header(page.len(), packed.len()))?;
-        self.out.write_all(&header)?;
-        self.out.write_all(&packed)?;
-        self.at += (header.len() + packed.len()) as u64;
-        Ok(((header.len() + page.len()) as i64, (header.len() + packed.len()) as i64))
     }
 
     /// Writes the footer and fsyncs. Returns the row-group sizes.
@@ -352,6 +214,167 @@ impl BaseWriter {
         file.sync_all()?;
         Ok(self.sizes)
     }
+}
+
+/// One column chunk's pages, and its metadata with offsets relative to the
+/// chunk's first byte (the caller adds where the chunk lands in the file).
+fn encode_chunk(
+    c: usize,
+    cells: &Cells,
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    opts: &BaseOptions,
+) -> Result<(Vec<u8>, pf::ColumnChunk)> {
+    let rows = cells.len();
+    let mut out = Vec::new();
+    let (mut raw_size, mut packed_size) = (0i64, 0i64);
+    let mut dictionary_page_offset = None;
+    let (values, encoding, min, max) = if opts.dictionary[c] {
+        let dict = SortedDictionary::build(cells);
+        let mut page = Vec::with_capacity(dict.values.iter().map(|v| v.len() + 4).sum());
+        for v in &dict.values {
+            page.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            page.extend_from_slice(v);
+        }
+        let header = |raw: usize, packed: usize| pf::PageHeader {
+            type_: pf::PageType::DICTIONARY_PAGE,
+            uncompressed_page_size: raw as i32,
+            compressed_page_size: packed as i32,
+            crc: None,
+            data_page_header: None,
+            index_page_header: None,
+            dictionary_page_header: Some(pf::DictionaryPageHeader {
+                num_values: dict.values.len() as i32,
+                encoding: pf::Encoding::PLAIN,
+                is_sorted: Some(true),
+            }),
+            data_page_header_v2: None,
+        };
+        dictionary_page_offset = Some(out.len() as i64);
+        let (r, p) = write_page(&mut out, zstd, &page, header)?;
+        raw_size += r;
+        packed_size += p;
+        let width = bits_for(dict.values.len().saturating_sub(1) as u64).max(1);
+        let mut values = vec![width];
+        hybrid_encode(&dict.keys, width, &mut values);
+        let (min, max) = (dict.values.first().map(|v| v.to_vec()), dict.values.last().map(|v| v.to_vec()));
+        (values, pf::Encoding::RLE_DICTIONARY, min, max)
+    } else {
+        let mut values = Vec::with_capacity(cells.data.len() + rows);
+        let lengths: Vec<i64> = (0..rows).map(|i| cells.get(i).len() as i64).collect();
+        delta_binary_packed(&lengths, &mut values);
+        values.extend_from_slice(&cells.data);
+        let (mut min, mut max) = (cells.get(0), cells.get(0));
+        for i in 1..rows {
+            let v = cells.get(i);
+            min = min.min(v);
+            max = max.max(v);
+        }
+        (values, pf::Encoding::DELTA_LENGTH_BYTE_ARRAY, Some(min.to_vec()), Some(max.to_vec()))
+    };
+    // Definition levels: every cell is present (width 1, one RLE run of 1s).
+    let mut levels = Vec::with_capacity(8);
+    put_uleb(&mut levels, (rows as u64) << 1);
+    levels.push(1);
+    let mut page = Vec::with_capacity(4 + levels.len() + values.len());
+    page.extend_from_slice(&(levels.len() as u32).to_le_bytes());
+    page.extend_from_slice(&levels);
+    page.extend_from_slice(&values);
+    drop(values);
+    let data_page_offset = out.len() as i64;
+    let header = |raw: usize, packed: usize| pf::PageHeader {
+        type_: pf::PageType::DATA_PAGE,
+        uncompressed_page_size: raw as i32,
+        compressed_page_size: packed as i32,
+        crc: None,
+        data_page_header: Some(pf::DataPageHeader {
+            num_values: rows as i32,
+            encoding,
+            definition_level_encoding: pf::Encoding::RLE,
+            repetition_level_encoding: pf::Encoding::RLE,
+            statistics: None,
+        }),
+        index_page_header: None,
+        dictionary_page_header: None,
+        data_page_header_v2: None,
+    };
+    let (r, p) = write_page(&mut out, zstd, &page, header)?;
+    raw_size += r;
+    packed_size += p;
+
+    let mut encodings = vec![pf::Encoding::RLE, encoding];
+    let mut encoding_stats =
+        vec![pf::PageEncodingStats { page_type: pf::PageType::DATA_PAGE, encoding, count: 1 }];
+    if dictionary_page_offset.is_some() {
+        encodings.insert(0, pf::Encoding::PLAIN);
+        encoding_stats.insert(
+            0,
+            pf::PageEncodingStats {
+                page_type: pf::PageType::DICTIONARY_PAGE,
+                encoding: pf::Encoding::PLAIN,
+                count: 1,
+            },
+        );
+    }
+    let statistics = pf::Statistics {
+        max: None,
+        min: None,
+        null_count: Some(0),
+        distinct_count: None,
+        max_value: max,
+        min_value: min,
+        is_max_value_exact: Some(true),
+        is_min_value_exact: Some(true),
+    };
+    Ok((
+        out,
+        pf::ColumnChunk {
+            file_path: None,
+            file_offset: 0,
+            meta_data: Some(pf::ColumnMetaData {
+                type_: pf::Type::BYTE_ARRAY,
+                encodings,
+                path_in_schema: vec![COLUMNS[c].to_string()],
+                codec: pf::CompressionCodec::ZSTD,
+                num_values: rows as i64,
+                total_uncompressed_size: raw_size,
+                total_compressed_size: packed_size,
+                key_value_metadata: None,
+                data_page_offset,
+                index_page_offset: None,
+                dictionary_page_offset,
+                statistics: Some(statistics),
+                encoding_stats: Some(encoding_stats),
+                bloom_filter_offset: None,
+                bloom_filter_length: None,
+                size_statistics: None,
+                geospatial_statistics: None,
+            }),
+            offset_index_offset: None,
+            offset_index_length: None,
+            column_index_offset: None,
+            column_index_length: None,
+            crypto_metadata: None,
+            encrypted_column_metadata: None,
+        },
+    ))
+}
+
+/// Compresses and appends one page with its header; returns the header +
+/// page sizes uncompressed and compressed, as the column metadata counts them.
+fn write_page(
+    out: &mut Vec<u8>,
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    page: &[u8],
+    header: impl Fn(usize, usize) -> pf::PageHeader,
+) -> Result<(i64, i64)> {
+    let packed = zstd.compress(page).map_err(err)?;
+    if page.len() > i32::MAX as usize || packed.len() > i32::MAX as usize {
+        return Err(err("a column chunk larger than 2 GiB; use smaller row groups"));
+    }
+    let header = thrift_bytes(&header(page.len(), packed.len()))?;
+    out.extend_from_slice(&header);
+    out.extend_from_slice(&packed);
+    Ok(((header.len() + page.len()) as i64, (header.len() + packed.len()) as i64))
 }
 
 fn thrift_bytes(value: &impl TSerializable) -> Result<Vec<u8>> {
