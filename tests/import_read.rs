@@ -563,15 +563,20 @@ fn errors_in_a_later_slice_report_the_line_in_the_whole_file() {
     }
 }
 
+fn gzip(text: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(text.as_bytes()).unwrap();
+    gz.finish().unwrap()
+}
+
 #[test]
 fn compressed_and_piped_inputs_parse_on_several_threads_with_the_same_result() {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let text = large_nq_with_blanks(&[]);
     let plain = write(dir.path(), "big.nq", &text);
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    gz.write_all(text.as_bytes()).unwrap();
-    let gz = gz.finish().unwrap();
+    let gz = gzip(&text);
     std::fs::write(dir.path().join("big.nq.gz"), &gz).unwrap();
     let reference = dir.path().join("plain");
     import_with(vec![plain.clone()], &reference, |o| o.threads = 3);
@@ -611,10 +616,7 @@ fn compressed_and_piped_inputs_parse_on_several_threads_with_the_same_result() {
     assert_ne!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("cut.nq.gz"), "the file is named: {err}");
     assert!(!out.exists());
-    let bad = large_nq_with_blanks(&[20_000]);
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    gz.write_all(bad.as_bytes()).unwrap();
-    let gz = gz.finish().unwrap();
+    let gz = gzip(&large_nq_with_blanks(&[20_000]));
     std::fs::write(dir.path().join("badcut.nq.gz"), &gz[..gz.len() / 2]).unwrap();
     let o = bin()
         .args(["import", "--threads", "3", "badcut.nq.gz", "--out", "x"])

@@ -237,10 +237,6 @@ fn run(
     let spill_dir = tmp.join("sort");
     fs::create_dir_all(&spill_dir).map_err(io_err(&spill_dir))?;
     let mut sorter = sort::Sorter::new(opts.memory_limit / 2, &spill_dir);
-    // Keys are about as long as the N-Quads text (plain inputs; compressed
-    // ones grow the arena as needed).
-    let hint: u64 = opts.inputs.iter().filter_map(|p| fs::metadata(p).ok()).map(|m| m.len()).sum();
-    sorter.reserve(hint as usize);
     let mut renderer = render::Renderer::default();
     let threads = opts.threads;
     progress(&Progress { phase: Phase::Parsing, quads: 0, elapsed: started.elapsed().as_secs_f64() });

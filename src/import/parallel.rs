@@ -278,6 +278,9 @@ impl Worker {
     ) -> Batch {
         let scan = checked::scan_unit(bytes);
         let mut batch = Batch::new(scan.newlines);
+        // Keys are about as long as the lines they come from.
+        batch.keys.reserve(bytes.len() + bytes.len() / 4);
+        batch.ends.reserve(bytes.len() / 100);
         if scan.suspect || !self.fill(&mut batch, bytes, format, fallback_graph, true, lenient) {
             batch.keys.clear();
             batch.ends.clear();
@@ -338,8 +341,8 @@ impl Worker {
 impl Batch {
     fn new(newlines: u64) -> Batch {
         Batch {
-            keys: Vec::with_capacity(UNIT_BYTES + UNIT_BYTES / 4),
-            ends: Vec::with_capacity(UNIT_BYTES / 100),
+            keys: Vec::new(),
+            ends: Vec::new(),
             sorted: Vec::new(),
             held: Vec::new(),
             newlines,
@@ -348,15 +351,9 @@ impl Batch {
         }
     }
     fn failed(e: io::Error) -> Batch {
-        Batch {
-            keys: Vec::new(),
-            ends: Vec::new(),
-            sorted: Vec::new(),
-            held: Vec::new(),
-            newlines: 0,
-            failed: Some(e),
-            stopped: false,
-        }
+        let mut b = Batch::new(0);
+        b.failed = Some(e);
+        b
     }
 }
 

@@ -94,6 +94,10 @@ struct Loc {
     len: u32,
 }
 
+fn key_at<'s>(segments: &'s [Vec<u8>], l: &Loc) -> &'s [u8] {
+    &segments[l.seg as usize][l.at as usize..(l.at + l.len) as usize]
+}
+
 /// Bytes of a segment that single keys are appended to.
 const OWN_SEGMENT: usize = 1 << 20;
 
@@ -185,22 +189,18 @@ impl Sorter {
         Ok(())
     }
 
-    /// Kept for callers that know the input size; segments need no reservation.
-    pub fn reserve(&mut self, bytes: usize) {
-        self.index.reserve(bytes.min(self.budget) / 150);
-    }
-
     pub fn spilled_runs(&self) -> usize {
         self.runs.len()
     }
 
-    /// The held keys sorted and deduplicated. Large sets are sorted as two
-    /// halves on two threads, then merged on two threads, each merging the
-    /// keys on one side of a split key: the sort is the longest step between
-    /// parsing and writing, and the second core is idle then.
+    /// The keys pushed one by one (statements with blank nodes, or every
+    /// statement of a Turtle or TriG input), sorted and deduplicated. Large
+    /// sets are sorted as two halves on two threads, then merged on two
+    /// threads, each merging the keys on one side of a split key: the second
+    /// core is idle between parsing and writing.
     fn sorted_index(&mut self) -> Vec<Loc> {
         let segments = &self.segments;
-        let key = |l: &Loc| &segments[l.seg as usize][l.at as usize..(l.at + l.len) as usize];
+        let key = |l: &Loc| key_at(segments, l);
         let mut idx = std::mem::take(&mut self.index);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         if threads < 2 || idx.len() < 1 << 16 {
@@ -238,17 +238,12 @@ impl Sorter {
             runs.push(loose);
         }
         let segments = &self.segments;
-        merge_in_memory(&runs, |l| &segments[l.seg as usize][l.at as usize..(l.at + l.len) as usize], &mut f)
+        merge_in_memory(&runs, |l| key_at(segments, l), &mut f)
     }
 
     fn spill(&mut self) -> io::Result<()> {
         let path = self.dir.join(format!("run-{:05}", self.runs.len()));
-        let mut w = BufWriter::with_capacity(1 << 20, File::create(&path)?);
-        self.drain_held(|k| {
-            w.write_all(&(k.len() as u32).to_le_bytes())?;
-            w.write_all(k)
-        })?;
-        w.flush()?;
+        write_run(&path, |put| self.drain_held(put))?;
         self.runs.push(path);
         self.segments.clear();
         self.own = None;
@@ -271,12 +266,7 @@ impl Sorter {
             let group: Vec<PathBuf> = self.runs.drain(..MAX_FAN_IN).collect();
             let path = self.dir.join(format!("run-merged-{:05}", self.merged));
             self.merged += 1;
-            let mut w = BufWriter::with_capacity(1 << 20, File::create(&path)?);
-            merge_runs(&group, |k| {
-                w.write_all(&(k.len() as u32).to_le_bytes())?;
-                w.write_all(k)
-            })?;
-            w.flush()?;
+            write_run(&path, |put| merge_runs(&group, put))?;
             for p in &group {
                 std::fs::remove_file(p)?;
             }
@@ -284,6 +274,20 @@ impl Sorter {
         }
         merge_runs(&self.runs, f)
     }
+}
+
+/// Writes the run file `path` from the keys `fill` passes to its callback, in
+/// the format [`read_key`] reads: a little-endian u32 length, then the key.
+fn write_run(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    fill(&mut |k: &[u8]| {
+        w.write_all(&(k.len() as u32).to_le_bytes())?;
+        w.write_all(k)
+    })?;
+    w.flush()
 }
 
 /// Runs open at once in the final merge, and in each earlier pass.
