@@ -12,7 +12,7 @@ use common::{bin, sample_store};
 use cottas_tui::format::deltalog::{self, Batch, Entry, Object, Quad, Subject};
 use cottas_tui::format::term;
 use cottas_tui::format::transport::Transport;
-use cottas_tui::store::writer::WriterLock;
+use cottas_tui::store::log::writer::WriterLock;
 
 fn run(args: &[&str], chunk: &Path) -> Output {
     bin().args(args).arg(chunk).output().unwrap()

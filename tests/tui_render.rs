@@ -11,8 +11,8 @@ use ratatui::style::Color;
 use ratatui::Terminal;
 
 use cottas_tui::store::demo;
+use cottas_tui::store::log::index::LogIndex;
 use cottas_tui::tui::action::{self, Action};
-use cottas_tui::tui::logindex::LogIndex;
 use cottas_tui::tui::state::{App, Tab};
 use cottas_tui::tui::views;
 

@@ -170,14 +170,24 @@ fn is_bad_input(e: &anyhow::Error) -> bool {
     use crate::sparql::update::UpdateError;
     if matches!(
         e.downcast_ref::<UpdateError>(),
-        Some(UpdateError::Syntax(_) | UpdateError::Evaluation(_) | UpdateError::Load { .. })
+        Some(
+            UpdateError::Syntax(_)
+                | UpdateError::Evaluation(_)
+                | UpdateError::Limit(_)
+                | UpdateError::Load { .. }
+        )
     ) {
         return true;
     }
     matches!(e.downcast_ref::<crate::import::ImportError>(), Some(crate::import::ImportError::Syntax { .. }))
         || matches!(
             e.downcast_ref::<QueryError>(),
-            Some(QueryError::Syntax(_) | QueryError::Evaluation(_) | QueryError::Timeout(_))
+            Some(
+                QueryError::Syntax(_)
+                    | QueryError::Evaluation(_)
+                    | QueryError::Limit(_)
+                    | QueryError::Timeout(_)
+            )
         )
 }
 
@@ -231,8 +241,14 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Runs the CLI and returns the process exit code.
+/// Runs the CLI and returns the process exit code. Everything runs on a
+/// thread with the stack [`crate::sparql::limits`] sizes for the deepest
+/// request it accepts.
 pub fn main() -> ExitCode {
+    crate::sparql::limits::on_request_stack(run_cli)
+}
+
+fn run_cli() -> ExitCode {
     let _ = crate::tui::PROCESS_START.set(std::time::Instant::now());
     // `--batch DIR …` is the scripted spelling of `query DIR …`.
     let args = std::env::args_os()

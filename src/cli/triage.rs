@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::format::deltalog::{self, BatchFrame, Detail, Entry, StopReason};
+use crate::format::deltalog::{self, BatchFrame, Entry};
 use crate::store::layout::{self, LOG};
+use crate::store::log::{is_visible, Log, Tail};
 use crate::store::open::read_marker;
 use crate::store::repair::{self, Applied, RepairPlan};
 use crate::store::verify::{self, Report, Severity, VerifyOptions};
@@ -153,7 +154,7 @@ impl LogArgs {
 
 fn batch_line(f: &BatchFrame, marker: Option<u64>) -> String {
     let [a, r, c, d, cr] = kinds(&f.batch.entries);
-    let visible = if marker.is_some_and(|m| f.batch.epoch <= m) { "shadowed" } else { "visible" };
+    let visible = if is_visible(f.batch.epoch, marker) { "visible" } else { "shadowed" };
     format!(
         "{:>10}  seq {:<6} epoch {:<4} +{a} \u{2212}{r} clear {c} drop {d} create {cr}  {:>7} bytes  checksum ok  {visible}",
         f.offset, f.batch.seq, f.batch.epoch, f.len
@@ -179,14 +180,14 @@ fn print_batches(
 
 pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
     let view = resolve_log(&args.target)?;
-    let bytes = std::fs::read(&view.path).map_err(|e| crate::store::StoreError::io(&view.path, e))?;
-    let log = deltalog::decode_with(&bytes, Detail::None)
-        .result
-        .map_err(|e| crate::store::StoreError::from_format(&view.path, &e))?;
-    let bad_tail = log.leftover.reason != StopReason::CleanEnd;
+    let log = Log::read(&view.path)?.ok_or_else(|| {
+        crate::store::StoreError::not_a_store(&view.path, "no delta log here (the next update creates one)")
+    })?;
+    let bad_tail = log.tail != Tail::Clean;
+    let damage = log.tail.damage();
     if args.json {
         let batches: Vec<serde_json::Value> = log
-            .batches
+            .frames
             .iter()
             .filter(|f| args.wants(f))
             .map(|f| {
@@ -195,7 +196,7 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
                     "offset": f.offset, "len": f.len, "seq": f.batch.seq, "epoch": f.batch.epoch,
                     "adds": a, "removes": r, "clears": c, "drops": d, "creates": cr,
                     "checksum": "ok",
-                    "visible": view.marker.is_none_or(|m| f.batch.epoch > m),
+                    "visible": is_visible(f.batch.epoch, view.marker),
                 });
                 if args.entries {
                     v["entries"] =
@@ -209,21 +210,23 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
             "file": view.path,
             "marker": view.marker,
             "batches": batches,
-            "leftover": {"offset": log.leftover.offset, "len": log.leftover.len, "reason": log.leftover.reason.as_str(),
-                         "error": log.leftover.error.as_ref().map(|e| e.to_string())},
+            "leftover": {"offset": log.committed_len(), "len": damage.map_or(0, |d| d.len),
+                         "reason": damage.map_or("clean-end", |d| d.reason.as_str()),
+                         "error": damage.and_then(|d| d.error.as_ref()).map(|e| e.to_string()),
+                         "hidden_batches": log.tail.hidden()},
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(if bad_tail { ExitCode::from(1) } else { ExitCode::SUCCESS });
     }
     if args.stats {
-        let shown: Vec<&BatchFrame> = log.batches.iter().filter(|f| args.wants(f)).collect();
+        let shown: Vec<&BatchFrame> = log.frames.iter().filter(|f| args.wants(f)).collect();
         let mut k = [0usize; 5];
         for f in &shown {
             for (i, n) in kinds(&f.batch.entries).iter().enumerate() {
                 k[i] += n;
             }
         }
-        let shadowed = shown.iter().filter(|f| view.marker.is_some_and(|m| f.batch.epoch <= m)).count();
+        let shadowed = shown.iter().filter(|f| !is_visible(f.batch.epoch, view.marker)).count();
         let range = |it: &mut dyn Iterator<Item = u64>| {
             let v: Vec<u64> = it.collect();
             match (v.iter().min(), v.iter().max()) {
@@ -235,7 +238,7 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
             out,
             "file:      {} ({} bytes, {} committed)",
             view.path.display(),
-            bytes.len(),
+            log.bytes.len(),
             log.committed_len()
         )?;
         writeln!(out, "marker:    {}", view.marker.map_or("none".into(), |m| m.to_string()))?;
@@ -252,33 +255,31 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
         writeln!(
             out,
             "leftover:  {} bytes at offset {} ({})",
-            log.leftover.len,
-            log.leftover.offset,
-            log.leftover.reason.as_str()
+            damage.map_or(0, |d| d.len),
+            log.committed_len(),
+            damage.map_or("clean-end", |d| d.reason.as_str())
         )?;
         return Ok(if bad_tail { ExitCode::from(1) } else { ExitCode::SUCCESS });
     }
-    print_batches(args, &view, &log.batches, out)?;
-    let leftover_line = |out: &mut dyn Write, l: &deltalog::Leftover| -> std::io::Result<()> {
-        if l.reason != StopReason::CleanEnd {
-            let why = l.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
-            writeln!(
-                out,
-                "{:>10}  LEFTOVER {} bytes, {}{why} (not committed; readers ignore it)",
-                l.offset,
-                l.len,
-                l.reason.as_str()
-            )?;
-        }
-        Ok(())
-    };
-    leftover_line(out, &log.leftover)?;
+    print_batches(args, &view, &log.frames, out)?;
+    if let Some(d) = damage {
+        let why = d.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
+        let effect = match log.tail.hidden() {
+            [] => "not committed; readers ignore it".to_string(),
+            h => format!(
+                "{} committed batches sit behind it, the first at {}; readers refuse to answer",
+                h.len(),
+                h[0]
+            ),
+        };
+        writeln!(out, "{:>10}  LEFTOVER {} bytes, {}{why} ({effect})", d.offset, d.len, d.reason.as_str())?;
+    }
     out.flush()?;
     if !args.follow {
         return Ok(if bad_tail { ExitCode::from(1) } else { ExitCode::SUCCESS });
     }
     let mut shown_upto = log.committed_len();
-    let mut last_len = bytes.len();
+    let mut last_len = log.bytes.len();
     loop {
         std::thread::sleep(Duration::from_millis(200));
         let Ok(now) = std::fs::read(&view.path) else { continue };
@@ -286,13 +287,13 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
             continue;
         }
         last_len = now.len();
-        let Ok(log) = deltalog::decode_with(&now, Detail::None).result else { continue };
+        let Ok(log) = Log::decode(&view.path, now) else { continue };
         if log.committed_len() < shown_upto {
             writeln!(out, "-- the log was replaced (compaction or repair); following the new one")?;
             shown_upto = deltalog::HEADER_LEN;
         }
         let committed = log.committed_len();
-        let new: Vec<BatchFrame> = log.batches.into_iter().filter(|f| f.offset >= shown_upto).collect();
+        let new: Vec<BatchFrame> = log.frames.into_iter().filter(|f| f.offset >= shown_upto).collect();
         print_batches(args, &view, &new, out)?;
         shown_upto = committed;
         out.flush()?;

@@ -52,6 +52,8 @@ pub enum QueryError {
     /// The query parsed but could not be evaluated or answered in that format.
     Evaluation(String),
     Timeout(Duration),
+    /// Refused before evaluation: past a bound of [`super::limits`].
+    Limit(String),
     Store(StoreError),
     Io(io::Error),
 }
@@ -62,6 +64,7 @@ impl fmt::Display for QueryError {
             QueryError::Syntax(m) => write!(f, "query syntax: {m}"),
             QueryError::Evaluation(m) => write!(f, "query evaluation: {m}"),
             QueryError::Timeout(d) => write!(f, "query timed out after {:.1}s", d.as_secs_f64()),
+            QueryError::Limit(m) => write!(f, "query refused: {m}"),
             QueryError::Store(e) => write!(f, "{e}"),
             QueryError::Io(e) => write!(f, "{e}"),
         }
@@ -74,6 +77,15 @@ impl std::error::Error for QueryError {
             QueryError::Io(e) => Some(e),
             QueryError::Store(e) => Some(e),
             _ => None,
+        }
+    }
+}
+
+impl From<super::limits::Refusal> for QueryError {
+    fn from(r: super::limits::Refusal) -> Self {
+        match r {
+            super::limits::Refusal::Syntax(m) => QueryError::Syntax(m),
+            super::limits::Refusal::Limit(m) => QueryError::Limit(m),
         }
     }
 }
@@ -123,7 +135,7 @@ pub fn run_query(
     opts: &QueryOptions,
     out: &mut dyn Write,
 ) -> Result<QuerySummary, QueryError> {
-    let query = SparqlParser::new().parse_query(text).map_err(|e| QueryError::Syntax(e.to_string()))?;
+    let query = super::limits::parse_query(SparqlParser::new(), text)?;
     let explain = RefCell::new(Explain::default());
     let union_default_graph = opts.union_default_graph && query.dataset().is_none();
     let dataset = StoreDataset {

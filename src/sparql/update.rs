@@ -1,5 +1,5 @@
 //! SPARQL 1.1 Update over base ⊕ delta: one request becomes one delta-log
-//! batch, appended through [`crate::store::writer`].
+//! batch, appended through [`crate::store::log::writer`].
 //!
 //! spargebra parses (and already rewrites ADD, COPY, MOVE and WITH into the
 //! basic operations); WHERE clauses are evaluated by spareval over the same
@@ -26,9 +26,9 @@ use super::terms::{from_token, Tok};
 use crate::format::deltalog::{self, Entry, Object, Subject};
 use crate::import::input::{self, InputFormat};
 use crate::store::delta::Overlay;
+use crate::store::log::writer::{LogWriter, Receipt};
 use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Explain};
-use crate::store::writer::{LogWriter, Receipt};
 use crate::store::StoreError;
 
 #[derive(Debug)]
@@ -43,7 +43,18 @@ pub enum UpdateError {
         path: PathBuf,
         message: String,
     },
+    /// Refused before evaluation: past a bound of [`super::limits`].
+    Limit(String),
     Store(StoreError),
+}
+
+impl From<super::limits::Refusal> for UpdateError {
+    fn from(r: super::limits::Refusal) -> Self {
+        match r {
+            super::limits::Refusal::Syntax(m) => UpdateError::Syntax(m),
+            super::limits::Refusal::Limit(m) => UpdateError::Limit(m),
+        }
+    }
 }
 
 impl fmt::Display for UpdateError {
@@ -51,6 +62,7 @@ impl fmt::Display for UpdateError {
         match self {
             UpdateError::Syntax(m) => write!(f, "update syntax: {m}"),
             UpdateError::Evaluation(m) => write!(f, "update: {m}"),
+            UpdateError::Limit(m) => write!(f, "update refused: {m}"),
             UpdateError::Load { path, message } => write!(f, "LOAD {}: {message}", path.display()),
             UpdateError::Store(e) => write!(f, "{e}"),
         }
@@ -134,7 +146,7 @@ impl Updater {
         let parser = SparqlParser::new()
             .with_base_iri(self.base_iri.clone())
             .map_err(|e| UpdateError::Evaluation(format!("bad base IRI {}: {e}", self.base_iri)))?;
-        let update = parser.parse_update(text).map_err(|e| UpdateError::Syntax(e.to_string()))?;
+        let update = super::limits::parse_update(parser, text)?;
         // The plan folds its entries straight into the session's overlay (no
         // copy: the overlay may hold a large log). If planning or the append
         // fails, the overlay is read again from the log, which is unchanged.

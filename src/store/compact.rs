@@ -30,12 +30,13 @@ use std::time::{Duration, Instant};
 use super::delta::{canonical_token, GraphDelta, Key, Overlay};
 use super::fsutil::{replace_symlink, sync_dir, unix_now, utc_timestamp, write_synced};
 use super::layout::{self, Resolution, BASE, CURRENT, LOG, MARKER};
+use super::log::writer::{debug_pause, WriterLock};
+use super::log::Log;
 use super::open::Store;
 use super::read::ColumnCache;
 use super::version_sink::VersionSink;
-use super::writer::{debug_pause, WriterLock};
 use super::StoreError;
-use crate::format::deltalog::{self, Batch, BatchFrame, Detail};
+use crate::format::deltalog::{self, Batch};
 use crate::format::epoch::{self, EpochMarker};
 use crate::format::term::DEFAULT_GRAPH;
 use crate::store::base_writer::BaseOptions;
@@ -177,23 +178,13 @@ impl std::fmt::Display for CompactSummary {
     }
 }
 
-/// The log as the fold saw it.
-struct Snapshot {
-    bytes: Vec<u8>,
-    committed: u64,
-    batches: Vec<BatchFrame>,
-    transport: crate::format::transport::Transport,
-}
-
-fn read_log(path: &Path) -> Result<Snapshot, StoreError> {
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => deltalog::encode_header(),
-        Err(e) => return Err(StoreError::io(path, e)),
-    };
-    let log =
-        deltalog::decode_with(&bytes, Detail::None).result.map_err(|e| StoreError::from_format(path, &e))?;
-    Ok(Snapshot { committed: log.committed_len(), batches: log.batches, transport: log.transport, bytes })
+/// The log as the fold saw it (an absent log reads as an empty one). Damage
+/// that hides committed batches stops the compaction: folding the batches
+/// before it and rewriting the log would drop the ones after it.
+fn read_log(path: &Path) -> Result<Log, StoreError> {
+    let log = Log::read_or_empty(path)?;
+    log.refuse_hidden("not compacting")?;
+    Ok(log)
 }
 
 fn chunk_store(chunk: &Path) -> Result<Store, StoreError> {
@@ -207,13 +198,12 @@ fn chunk_store(chunk: &Path) -> Result<Store, StoreError> {
     Ok(store)
 }
 
-fn make_plan(chunk: &Path, store: &Store, snap: &Snapshot) -> Result<CompactPlan, StoreError> {
+fn make_plan(chunk: &Path, store: &Store, snap: &Log) -> Result<CompactPlan, StoreError> {
     let old = store.marker.map(|m| m.epoch);
-    let visible: Vec<&Batch> =
-        snap.batches.iter().map(|f| &f.batch).filter(|b| old.is_none_or(|ce| b.epoch > ce)).collect();
+    let visible: Vec<&Batch> = snap.visible(old).map(|f| &f.batch).collect();
     let (mut adds, mut removes, mut graph_ops) = (0, 0, 0);
     for b in &visible {
-        let (a, r, g) = super::writer::count_ops(&b.entries);
+        let (a, r, g) = super::log::writer::count_ops(&b.entries);
         (adds, removes, graph_ops) = (adds + a, removes + r, graph_ops + g);
     }
     let lo = visible.iter().map(|b| b.epoch).min();
@@ -230,14 +220,14 @@ fn make_plan(chunk: &Path, store: &Store, snap: &Snapshot) -> Result<CompactPlan
         old_marker: old,
         new_marker: old.unwrap_or(0).max(hi.unwrap_or(0)),
         batches_folded: visible.len(),
-        batches_shadowed: snap.batches.len() - visible.len(),
+        batches_shadowed: snap.frames.len() - visible.len(),
         epoch_range: lo.zip(hi),
         adds,
         removes,
         graph_ops,
         base_rows: store.base.num_rows(),
-        log_committed: snap.committed,
-        log_leftover: snap.bytes.len() as u64 - snap.committed,
+        log_committed: snap.committed_len(),
+        log_leftover: snap.bytes.len() as u64 - snap.committed_len(),
     })
 }
 
@@ -269,7 +259,7 @@ pub fn compact(
     };
     progress(&event(CompactPhase::Planning, 0, 0, 0));
     let cache = ColumnCache::new(64 << 20);
-    let overlay = Overlay::from_batches(&store, &cache, &snap.batches)?;
+    let overlay = Overlay::from_batches(&store, &cache, &snap.frames)?;
 
     // What killed compactions left behind (their processes are gone).
     super::versions::remove_dead_debris(chunk)?;
@@ -335,7 +325,7 @@ pub fn compact(
 
 /// Steps 1–4 of the module banner, under the writer lock. Returns the
 /// number of carried batches.
-fn swap(chunk: &Path, log_path: &Path, snap: &Snapshot, plan: &CompactPlan) -> Result<usize, StoreError> {
+fn swap(chunk: &Path, log_path: &Path, snap: &Log, plan: &CompactPlan) -> Result<usize, StoreError> {
     let live = fs::read_link(chunk.join(CURRENT)).ok();
     if live.is_some() && live.as_deref() != Some(Path::new(&plan.from_version)) {
         return Err(StoreError::not_a_store(
@@ -348,7 +338,7 @@ fn swap(chunk: &Path, log_path: &Path, snap: &Snapshot, plan: &CompactPlan) -> R
         ));
     }
     let now = read_log(log_path)?;
-    let prefix = snap.committed as usize;
+    let prefix = snap.committed_len() as usize;
     if now.bytes.len() < prefix || now.bytes[..prefix] != snap.bytes[..prefix] {
         return Err(StoreError::format(
             log_path,
@@ -358,16 +348,14 @@ fn swap(chunk: &Path, log_path: &Path, snap: &Snapshot, plan: &CompactPlan) -> R
     }
     let old = plan.old_marker;
     let carried: Vec<Batch> = now
-        .batches
-        .iter()
-        .filter(|f| f.offset >= snap.committed)
+        .visible(old)
+        .filter(|f| f.offset >= snap.committed_len())
         .map(|f| &f.batch)
-        .filter(|b| old.is_none_or(|ce| b.epoch > ce))
         .map(|b| Batch { epoch: b.epoch.max(plan.new_marker + 1), ..b.clone() })
         .collect();
-    if now.bytes.len() as u64 > now.committed {
+    if now.bytes.len() as u64 > now.committed_len() {
         // A torn tail from a writer that died: keep it, as the writer would.
-        super::writer::save_cut_bytes(chunk, &now.bytes, now.committed)?;
+        super::log::writer::save_cut_bytes(chunk, &now.bytes, now.committed_len())?;
     }
     let encode = |batches: &[Batch]| {
         let mut out = deltalog::encode_header();

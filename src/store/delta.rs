@@ -11,10 +11,11 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use super::log::{is_visible, Log};
 use super::open::Store;
 use super::read::{ColumnCache, Pattern};
 use super::StoreError;
-use crate::format::deltalog::{self, Detail, Entry, StopReason};
+use crate::format::deltalog::{self, Entry, StopReason};
 use crate::format::term::{self, Escaping, Term};
 
 /// Four canonical tokens: s, p, o, g (`DEFAULT` for the default graph).
@@ -132,39 +133,14 @@ fn base_has(store: &Store, cache: &ColumnCache, k: &Key) -> Result<bool, StoreEr
 impl Overlay {
     /// Reads the store's log (if its view has one) and folds the visible batches.
     pub fn load(store: &Store, cache: &ColumnCache) -> Result<Overlay, StoreError> {
-        let mut ov = Overlay::default();
-        let Some(path) = &store.layout.log else { return Ok(ov) };
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ov),
-            Err(e) => return Err(StoreError::io(path, e)),
-        };
-        let log = deltalog::decode_with(&bytes, Detail::None)
-            .result
-            .map_err(|e| StoreError::from_format(path, &e))?;
-        if log.leftover.reason != StopReason::CleanEnd {
-            // A torn last frame is what a crash leaves, and is ignored. Valid
-            // batches *behind* the damage are committed writes no reader can
-            // reach: answering without them would be silently wrong.
-            let hidden = deltalog::hidden_batches(&bytes, log.leftover.offset as usize);
-            if !hidden.is_empty() {
-                return Err(StoreError::format(
-                    path,
-                    log.leftover.offset,
-                    format!(
-                        "the log is damaged here ({}), and {} valid batches follow the damage (the first at offset {}); \
-                         refusing to answer without them. `cottas-tui verify` shows the damage; \
-                         `cottas-tui repair truncate-torn-tail` cuts it off, keeping a copy",
-                        log.leftover.reason.as_str(),
-                        hidden.len(),
-                        hidden[0]
-                    ),
-                ));
-            }
-            ov.leftover = Some((log.leftover.offset, log.leftover.len, log.leftover.reason));
-        }
-        let mut folded = Overlay::from_batches(store, cache, &log.batches)?;
-        folded.leftover = ov.leftover;
+        let Some(path) = &store.layout.log else { return Ok(Overlay::default()) };
+        let Some(log) = Log::read(path)? else { return Ok(Overlay::default()) };
+        // A torn last frame is what a crash leaves, and is ignored. Valid
+        // batches *behind* damage are committed writes no reader can reach:
+        // answering without them would be silently wrong.
+        log.refuse_hidden("refusing to answer without them")?;
+        let mut folded = Overlay::from_batches(store, cache, &log.frames)?;
+        folded.leftover = log.tail.damage().map(|d| (d.offset, d.len, d.reason));
         Ok(folded)
     }
 
@@ -177,7 +153,7 @@ impl Overlay {
         let mut ov = Overlay::default();
         let marker = store.marker.map(|m| m.epoch);
         for frame in batches {
-            if marker.is_some_and(|ce| frame.batch.epoch <= ce) {
+            if !is_visible(frame.batch.epoch, marker) {
                 ov.batches_shadowed += 1;
                 continue;
             }

@@ -26,6 +26,8 @@ pub mod index;
 #[cfg(feature = "full")]
 pub mod layout;
 #[cfg(feature = "full")]
+pub mod log;
+#[cfg(feature = "full")]
 pub mod open;
 #[cfg(feature = "full")]
 pub mod read;
@@ -37,8 +39,6 @@ pub mod verify;
 pub mod version_sink;
 #[cfg(feature = "full")]
 pub mod versions;
-#[cfg(feature = "full")]
-pub mod writer;
 
 #[cfg(feature = "full")]
 pub use error::StoreError;

@@ -5,12 +5,13 @@
 //! the read path then prunes less, never returns wrong rows — and the reason is
 //! kept for `--explain` and `verify`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::base::Base;
 use super::digests::{self, Digests};
 use super::layout::{self, Layout};
+use super::sidecars::sidecar_path;
 use super::StoreError;
 use crate::format::dict::Dict;
 use crate::format::epoch::{self, EpochMarker};
@@ -42,12 +43,6 @@ pub struct Store {
     pub sidecars: SidecarSet,
     /// `None`: no marker file (never compacted).
     pub marker: Option<EpochMarker>,
-}
-
-fn sidecar_path(base: &Path, suffix: &str) -> PathBuf {
-    let mut s = base.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
 }
 
 impl Store {

@@ -10,9 +10,9 @@ use std::time::Duration;
 use super::fsutil::{replace_symlink, sync_dir, write_synced};
 use super::index::{self, backup_dir};
 use super::layout::{CURRENT, LOG};
-use super::writer::WriterLock;
+use super::log::writer::WriterLock;
+use super::log::Log;
 use super::StoreError;
-use crate::format::deltalog::{self, Detail};
 
 /// One planned repair, in words a person can check before saying yes.
 #[derive(Clone, Debug)]
@@ -36,29 +36,30 @@ fn chunk_backup(chunk: &Path) -> PathBuf {
 /// Cutting the log back to its committed prefix.
 pub fn plan_truncate_tail(chunk: &Path) -> Result<RepairPlan, StoreError> {
     let path = chunk.join(LOG);
-    let bytes = fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
-    let log =
-        deltalog::decode_with(&bytes, Detail::None).result.map_err(|e| StoreError::from_format(&path, &e))?;
-    let end = log.committed_len();
-    if end as usize == bytes.len() {
+    let Some(log) = Log::read(&path)? else {
+        return Ok(RepairPlan {
+            noop: true,
+            lines: vec![format!("{}: no log; nothing to cut", path.display())],
+        });
+    };
+    let Some(damage) = log.tail.damage() else {
         return Ok(RepairPlan {
             noop: true,
             lines: vec![format!("{}: no torn or damaged tail; nothing to cut", path.display())],
         });
-    }
-    let hidden = deltalog::hidden_batches(&bytes, end as usize);
+    };
     let mut lines = vec![format!(
-        "cut {} bytes at offset {end} from {} ({}); keep the {} committed batches before it",
-        bytes.len() as u64 - end,
+        "cut {} bytes at offset {} from {} ({}); keep the {} committed batches before it",
+        damage.len,
+        damage.offset,
         path.display(),
-        log.leftover.reason.as_str(),
-        log.batches.len()
+        damage.reason.as_str(),
+        log.frames.len()
     )];
-    if !hidden.is_empty() {
+    if let [first, ..] = log.tail.hidden() {
         lines.push(format!(
-            "the cut bytes include {} valid batches that no reader can reach now (first at offset {}); they stay in the backup",
-            hidden.len(),
-            hidden[0]
+            "the cut bytes include {} valid batches that no reader can reach now (first at offset {first}); they stay in the backup",
+            log.tail.hidden().len(),
         ));
     }
     Ok(RepairPlan { noop: false, lines })
@@ -71,15 +72,12 @@ pub fn truncate_tail(chunk: &Path, wait: Option<Duration>) -> Result<Applied, St
         return Ok(Applied { lines: plan.lines, backup: None });
     }
     let path = chunk.join(LOG);
-    let bytes = fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
-    let end = deltalog::decode_with(&bytes, Detail::None)
-        .result
-        .map_err(|e| StoreError::from_format(&path, &e))?
-        .committed_len();
+    let log = Log::read_or_empty(&path)?;
+    let (bytes, end) = (&log.bytes, log.committed_len());
     let backup = chunk_backup(chunk);
     fs::create_dir_all(&backup).map_err(|e| StoreError::io(&backup, e))?;
     let kept = backup.join(LOG);
-    write_synced(&kept, &bytes).map_err(|e| StoreError::io(&kept, e))?;
+    write_synced(&kept, bytes).map_err(|e| StoreError::io(&kept, e))?;
     let f = fs::OpenOptions::new().write(true).open(&path).map_err(|e| StoreError::io(&path, e))?;
     f.set_len(end).and_then(|_| f.sync_all()).map_err(|e| StoreError::io(&path, e))?;
     let mut lines = plan.lines;

@@ -15,6 +15,15 @@ use crate::format::s_offsets::{self, SOffsets};
 /// Column order of a quad row.
 pub const COLUMNS: [&str; 4] = ["s", "p", "o", "g"];
 
+/// Where the sidecar with `suffix` of the base at `base` lives: the base's
+/// own path with the suffix appended (`data.cottas.s.dict`).
+#[cfg(feature = "full")]
+pub fn sidecar_path(base: &std::path::Path, suffix: &str) -> std::path::PathBuf {
+    let mut s = base.as_os_str().to_owned();
+    s.push(suffix);
+    std::path::PathBuf::from(s)
+}
+
 /// File-name suffixes appended to the base's path (`data.cottas` + suffix).
 pub const SUFFIXES: [&str; 11] = [
     ".s.dict",

@@ -26,10 +26,10 @@ use serde::Serialize;
 use super::base::Base;
 use super::digests;
 use super::layout::{self, BASE, CURRENT, LOG, MARKER};
+use super::log::{is_visible, Log};
 use super::open::read_marker;
-use super::sidecars::{self, SUFFIXES};
+use super::sidecars::{self, sidecar_path, SUFFIXES};
 use super::StoreError;
-use crate::format::deltalog::{self, Detail, StopReason};
 use crate::format::dict::Dict;
 use crate::format::presence::Presence;
 use crate::format::s_offsets::SOffsets;
@@ -144,18 +144,24 @@ fn strip_path(msg: &str, file: &Path) -> String {
 pub fn verify(target: &Path, opts: VerifyOptions) -> Result<Report, StoreError> {
     let started = Instant::now();
     let meta = fs::metadata(target).map_err(|e| StoreError::io(target, e))?;
-    if !meta.is_dir() {
-        return Err(StoreError::not_a_store(target, "verify takes a chunk dir or a version dir"));
-    }
-    let is_version = target.join(BASE).exists();
-    let chunk = if is_version { target.parent().unwrap_or(target) } else { target };
+    let bare = meta.is_file();
+    let is_version = bare || target.join(BASE).exists();
+    let chunk = if bare {
+        parent_or_dot(&parent_or_dot(target))
+    } else if is_version {
+        parent_or_dot(target)
+    } else {
+        target.to_path_buf()
+    };
     let mut cx = Ctx {
-        root: target.to_path_buf(),
-        chunk: chunk.display().to_string(),
+        root: if bare { parent_or_dot(target) } else { target.to_path_buf() },
+        chunk: shell_arg(&chunk),
         findings: Vec::new(),
         files: 0,
     };
-    if is_version {
+    if bare {
+        verify_base(&mut cx, target, true, opts);
+    } else if is_version {
         verify_version(&mut cx, target, opts);
     } else {
         let versions = layout::versions(target)?;
@@ -231,23 +237,71 @@ fn check_current(cx: &mut Ctx, chunk: &Path) -> Option<Option<u64>> {
 }
 
 fn verify_version(cx: &mut Ctx, dir: &Path, opts: VerifyOptions) {
-    let vname = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let rebuild = Some(format!("cottas-tui repair rebuild-sidecars {} {vname} --yes", cx.chunk));
-    let base_path = dir.join(BASE);
+    verify_base(cx, &dir.join(BASE), false, opts);
+}
+
+/// `dir` itself, or `.` for a bare relative name (whose parent is empty).
+fn parent_or_dot(p: &Path) -> PathBuf {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// A path as it must be typed in a POSIX shell: bare when that is safe,
+/// single-quoted otherwise.
+pub fn shell_arg(p: &Path) -> String {
+    let s = p.display().to_string();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// The command that rebuilds the sidecars of the base at `base_path`, as it
+/// must be typed: `repair rebuild-sidecars` for a `vN` of a chunk (under the
+/// chunk's writer lock), `index` for a version dir on its own, none for a
+/// bare file not named data.cottas (nothing would find sidecars named after
+/// it).
+fn rebuild_command(base_path: &Path) -> Option<String> {
+    if base_path.file_name().is_none_or(|n| n != BASE) {
+        return None;
+    }
+    let dir = parent_or_dot(base_path);
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    let chunk = parent_or_dot(&dir);
+    let in_chunk = chunk.join(CURRENT).exists() || chunk.join(LOG).exists();
+    match name {
+        Some(v) if in_chunk && layout::version_number(&v).is_some() => {
+            Some(format!("cottas-tui repair rebuild-sidecars {} {v} --yes", shell_arg(&chunk)))
+        }
+        _ => Some(format!("cottas-tui index {}", shell_arg(&dir))),
+    }
+}
+
+/// Verifies one base and its sidecars. A bare file (`bare`) has no marker
+/// and no digest file of its own.
+fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions) {
+    let dir = parent_or_dot(base_path);
+    let dir = dir.as_path();
+    let rebuild = rebuild_command(base_path);
+    let base_path = base_path.to_path_buf();
     cx.files += 1;
     let marker_path = dir.join(MARKER);
-    if marker_path.exists() {
+    if !bare && marker_path.exists() {
         cx.files += 1;
         if let Err(e) = read_marker(&marker_path) {
             cx.store_error(
                 &marker_path,
                 "marker",
                 &e,
-                Some(format!("cottas-tui dump --hex {}", marker_path.display())),
+                Some(format!("cottas-tui dump --hex {}", shell_arg(&marker_path))),
             );
         }
     }
-    let digests = match digests::read(dir) {
+    let digests = match if bare { Ok(None) } else { digests::read(dir) } {
         Ok(d) => d,
         Err(e) => {
             cx.store_error(&dir.join(digests::DIGESTS), "digests", &e, None);
@@ -261,12 +315,12 @@ fn verify_version(cx: &mut Ctx, dir: &Path, opts: VerifyOptions) {
                 &base_path,
                 "parquet",
                 &e,
-                Some(format!("cottas-tui dump {}", base_path.display())),
+                Some(format!("cottas-tui dump {}", shell_arg(&base_path))),
             );
             None
         }
     };
-    let files = read_sidecars(cx, dir, digests.as_ref(), rebuild.clone());
+    let files = read_sidecars(cx, &base_path, digests.as_ref(), rebuild.clone());
     let Some(base) = base else { return };
     // Every page of every column chunk decodes (and matches its digest).
     let mut columns_ok = true;
@@ -283,7 +337,7 @@ fn verify_version(cx: &mut Ctx, dir: &Path, opts: VerifyOptions) {
     }
     cross_check(cx, &base, &files, rebuild.clone());
     if opts.deep {
-        deep_compare(cx, dir, &base, rebuild);
+        deep_compare(cx, &base_path, &base, rebuild);
     }
 }
 
@@ -299,13 +353,13 @@ struct Decoded {
 
 fn read_sidecars(
     cx: &mut Ctx,
-    dir: &Path,
+    base_path: &Path,
     digests: Option<&digests::Digests>,
     rebuild: Option<String>,
 ) -> Decoded {
     let mut d = Decoded::default();
     for (i, suffix) in SUFFIXES.iter().enumerate() {
-        let path = dir.join(format!("{BASE}{suffix}"));
+        let path = sidecar_path(base_path, suffix);
         let bytes = match fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -560,7 +614,7 @@ fn cross_check(cx: &mut Ctx, base: &Base, d: &Decoded, rebuild: Option<String>) 
     }
 }
 
-fn deep_compare(cx: &mut Ctx, dir: &Path, base: &Base, rebuild: Option<String>) {
+fn deep_compare(cx: &mut Ctx, base_path: &Path, base: &Base, rebuild: Option<String>) {
     let built = match sidecars::build_from_base(base) {
         Ok(b) => b,
         Err(e) => {
@@ -569,7 +623,7 @@ fn deep_compare(cx: &mut Ctx, dir: &Path, base: &Base, rebuild: Option<String>) 
         }
     };
     for (suffix, want) in built.files() {
-        let path = dir.join(format!("{BASE}{suffix}"));
+        let path = sidecar_path(base_path, suffix);
         let Ok(have) = fs::read(&path) else { continue };
         if have != want {
             let at = have.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(have.len().min(want.len()));
@@ -598,37 +652,28 @@ fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
         }
     };
     cx.files += 1;
-    let log = match deltalog::decode_with(&bytes, Detail::None).result {
+    let log = match Log::decode(path, bytes) {
         Ok(l) => l,
         Err(e) => {
-            cx.format_error(
-                path,
-                "log-header",
-                &e,
-                Some(format!("cottas-tui dump --hex {}", path.display())),
-            );
+            let next = Some(format!("cottas-tui dump --hex {}", shell_arg(path)));
+            cx.store_error(path, "log-header", &e, next);
             return;
         }
     };
     if log.transport != Transport::Raw {
         cx.add(path, Some(0), Severity::Warning, "legacy-transport", "written in the legacy code-point transport (factoidal before #445); we append in the same transport".into(), None);
     }
-    if log.leftover.reason != StopReason::CleanEnd {
-        let hidden = deltalog::hidden_batches(&bytes, log.leftover.offset as usize);
+    if let Some(d) = log.tail.damage() {
         let cut = Some(format!("cottas-tui repair truncate-torn-tail {} --yes", cx.chunk));
-        let detail = match (&log.leftover.error, hidden.len()) {
-            (Some(e), _) => format!(": {e}"),
-            _ => String::new(),
-        };
-        if hidden.is_empty() {
-            cx.error(path, Some(log.leftover.offset), "log-tail", format!("{} bytes after the last committed batch are not a batch ({}){detail}; readers ignore them", log.leftover.len, log.leftover.reason.as_str()), cut);
-        } else {
-            cx.error(path, Some(log.leftover.offset), "log-damage", format!("damaged ({}){detail}, and {} valid batches follow it (first at offset {}): committed writes no reader can reach; queries refuse to run", log.leftover.reason.as_str(), hidden.len(), hidden[0]), cut);
+        let detail = d.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
+        match log.tail.hidden() {
+            [] => cx.error(path, Some(d.offset), "log-tail", format!("{} bytes after the last committed batch are not a batch ({}){detail}; readers ignore them", d.len, d.reason.as_str()), cut),
+            hidden => cx.error(path, Some(d.offset), "log-damage", format!("damaged ({}){detail}, and {} valid batches follow it (first at offset {}): committed writes no reader can reach; queries refuse to run", d.reason.as_str(), hidden.len(), hidden[0]), cut),
         }
     }
     let mut last_seq: Option<u64> = None;
     let mut shadowed = Vec::new();
-    for f in &log.batches {
+    for f in &log.frames {
         if let Some(prev) = last_seq {
             if f.batch.seq <= prev {
                 cx.add(
@@ -646,7 +691,7 @@ fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
         }
         last_seq = Some(f.batch.seq);
         if let Some(Some(ce)) = marker {
-            if f.batch.epoch <= ce {
+            if !is_visible(f.batch.epoch, Some(ce)) {
                 shadowed.push(f);
             }
         }

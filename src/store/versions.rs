@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use super::fsutil::{replace_symlink, utc_timestamp};
 use super::layout::{self, BASE, CURRENT, LOG, MARKER};
+use super::log::writer::WriterLock;
 use super::open::read_marker;
-use super::writer::WriterLock;
 use super::StoreError;
 use crate::format::deltalog::{self, Detail};
 

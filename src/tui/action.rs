@@ -620,7 +620,7 @@ fn worker_msg(app: &mut App, msg: Msg, tx: &Sender<Msg>) {
     match msg {
         Msg::LogIndexed(ix) => {
             let n = ix.count;
-            app.log = Some(ix);
+            app.log = Some(*ix);
             app.log_sel = app.log_sel.min(n.saturating_sub(1));
             app.log_top = app.log_top.min(app.log_sel);
         }

@@ -5,7 +5,6 @@
 //! code as the CLI.
 
 pub mod action;
-pub mod logindex;
 pub mod state;
 pub mod views;
 pub mod worker;

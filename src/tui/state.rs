@@ -14,7 +14,7 @@ use crate::store::compact::CompactProgress;
 use crate::store::layout::{self, BASE, CURRENT, LOG};
 use crate::store::versions::{self, Listing};
 
-use super::logindex::LogIndex;
+use crate::store::log::index::LogIndex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tab {

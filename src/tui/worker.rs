@@ -10,12 +10,13 @@ use std::time::Instant;
 use spareval::{CancellationToken, QueryEvaluator, QueryResults};
 use spargebra::SparqlParser;
 
-use super::logindex::LogIndex;
 use super::state::QueryTable;
 use crate::sparql::dataset::StoreDataset;
+use crate::sparql::limits::spawn_request_thread;
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
 use crate::store::compact::{self, CompactOptions, CompactProgress};
 use crate::store::delta::Overlay;
+use crate::store::log::index::LogIndex;
 use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Explain};
 
@@ -23,7 +24,7 @@ use crate::store::read::{ColumnCache, Explain};
 pub const MAX_ROWS: usize = 10_000;
 
 pub enum Msg {
-    LogIndexed(LogIndex),
+    LogIndexed(Box<LogIndex>),
     QueryDone(QueryTable),
     CompactProgress(CompactProgress),
     CompactDone(Result<String, String>),
@@ -34,7 +35,7 @@ pub enum Msg {
 
 /// One SPARQL Update request through the same writer as `cottas-tui update`.
 pub fn spawn_update(chunk: PathBuf, text: String, tx: Sender<Msg>) {
-    std::thread::spawn(move || {
+    spawn_request_thread(move || {
         let r = crate::sparql::update::Updater::open(&chunk, Some(std::time::Duration::from_secs(5)))
             .and_then(|mut u| u.apply(&text))
             .map(|o| o.to_string())
@@ -60,12 +61,12 @@ pub fn spawn_repair(chunk: PathBuf, what: super::state::RepairKind, tx: Sender<M
 
 pub fn spawn_log_index(path: PathBuf, tx: Sender<Msg>) {
     std::thread::spawn(move || {
-        let _ = tx.send(Msg::LogIndexed(LogIndex::build(&path)));
+        let _ = tx.send(Msg::LogIndexed(Box::new(LogIndex::build(&path))));
     });
 }
 
 pub fn spawn_query(chunk: PathBuf, text: String, token: CancellationToken, tx: Sender<Msg>) {
-    std::thread::spawn(move || {
+    spawn_request_thread(move || {
         let started = Instant::now();
         let mut table = run_for_table(&chunk, &text, token)
             .unwrap_or_else(|e| QueryTable { error: Some(e), ..QueryTable::default() });
@@ -75,7 +76,8 @@ pub fn spawn_query(chunk: PathBuf, text: String, token: CancellationToken, tx: S
 }
 
 fn run_for_table(chunk: &Path, text: &str, token: CancellationToken) -> Result<QueryTable, String> {
-    let query = SparqlParser::new().parse_query(text).map_err(|e| format!("query syntax: {e}"))?;
+    let query = crate::sparql::limits::parse_query(SparqlParser::new(), text)
+        .map_err(|e| crate::sparql::run::QueryError::from(e).to_string())?;
     let store = Store::open(chunk).map_err(|e| e.to_string())?;
     let cache = ColumnCache::new(256 << 20);
     let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
@@ -141,7 +143,7 @@ pub fn spawn_compact(chunk: PathBuf, tx: Sender<Msg>) {
 }
 
 pub fn spawn_export(chunk: PathBuf, text: String, out: PathBuf, format: OutputFormat, tx: Sender<Msg>) {
-    std::thread::spawn(move || {
+    spawn_request_thread(move || {
         let r = (|| -> Result<String, String> {
             let store = Store::open(&chunk).map_err(|e| e.to_string())?;
             let cache = ColumnCache::new(256 << 20);

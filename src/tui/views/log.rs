@@ -7,7 +7,8 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
 use super::list_rows;
-use crate::format::deltalog::Entry;
+use crate::store::log::is_visible;
+use crate::store::log::writer::count_ops;
 use crate::tui::state::App;
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
@@ -38,15 +39,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             if i == app.log_sel { Style::new().add_modifier(Modifier::REVERSED) } else { Style::new() };
         match frame {
             Ok(fr) => {
-                let (mut a, mut r, mut g) = (0, 0, 0);
-                for e in &fr.batch.entries {
-                    match e {
-                        Entry::Add(_) => a += 1,
-                        Entry::Remove(_) => r += 1,
-                        _ => g += 1,
-                    }
-                }
-                let shadowed = marker.is_some_and(|m| fr.batch.epoch <= m);
+                let (a, r, g) = count_ops(&fr.batch.entries);
+                let shadowed = !is_visible(fr.batch.epoch, marker);
                 let state = if shadowed { "shadowed" } else { "visible" };
                 let style = if shadowed { style.add_modifier(Modifier::DIM) } else { style };
                 let ops = format!("+{a} \u{2212}{r} {g} graph ops");
@@ -67,11 +61,18 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         }
     }
     let at_end = app.log_top + window.len() >= ix.count;
-    if let (true, Some((off, len, why))) = (at_end, &ix.leftover) {
+    if let (true, Some((off, len, why))) = (at_end, ix.leftover()) {
+        let what = match ix.tail.hidden() {
+            [] => "TORN TAIL / LEFTOVER".to_string(),
+            h => format!("DAMAGE hiding {} committed batches, the first at {}", h.len(), h[0]),
+        };
+        let effect = if ix.tail.hidden().is_empty() {
+            "not committed, readers ignore it"
+        } else {
+            "readers refuse to answer until `repair truncate-torn-tail`"
+        };
         lines.push(Line::styled(
-            format!(
-                "{off:>10}  TORN TAIL / LEFTOVER: {len} bytes ({why}) — not committed, readers ignore it"
-            ),
+            format!("{off:>10}  {what}: {len} bytes ({why}) — {effect}"),
             Style::new().fg(Color::White).bg(Color::Red).add_modifier(Modifier::BOLD),
         ));
     }

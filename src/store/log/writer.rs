@@ -23,12 +23,13 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::fsutil::{sync_dir, unix_now, utc_timestamp, write_synced};
-use super::layout::{self, Resolution, LOG};
-use super::open::read_marker;
-use super::StoreError;
-use crate::format::deltalog::{self, Batch, Detail, Entry, StopReason};
+use super::{Log, Tail};
+use crate::format::deltalog::{self, Batch, Entry, StopReason};
 use crate::format::transport::Transport;
+use crate::store::fsutil::{sync_dir, unix_now, utc_timestamp, write_synced};
+use crate::store::layout::{self, Resolution, LOG};
+use crate::store::open::read_marker;
+use crate::store::StoreError;
 
 /// The lock file's name inside the chunk dir.
 pub const LOCK: &str = "writer.lock";
@@ -174,29 +175,15 @@ impl LogWriter {
             OpenOptions::new().read(true).write(true).open(&path).map_err(|e| StoreError::io(&path, e))?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(|e| StoreError::io(&path, e))?;
-        let log = deltalog::decode_with(&bytes, Detail::None)
-            .result
-            .map_err(|e| StoreError::from_format(&path, &e))?;
+        let log = Log::decode(&path, bytes)?;
+        // Cutting a crash's torn tail is routine; cutting valid batches that
+        // sit behind damage is a decision for a person (`repair`).
+        log.refuse_hidden("not appending")?;
         let end = log.committed_len();
-        let mut cut = None;
-        if (end as usize) < bytes.len() {
-            // Cutting a crash's torn tail is routine; cutting valid batches
-            // that sit behind damage is a decision for a person (`repair`).
-            let hidden = deltalog::hidden_batches(&bytes, end as usize);
-            if !hidden.is_empty() {
-                return Err(StoreError::format(
-                    &path,
-                    end,
-                    format!(
-                        "the log is damaged here ({}) and {} valid batches follow the damage; not appending. \
-                         `cottas-tui repair truncate-torn-tail` cuts from here (keeping a copy)",
-                        log.leftover.reason.as_str(),
-                        hidden.len()
-                    ),
-                ));
-            }
-            cut = Some(cut_tail(&path, chunk, &file, &bytes, end, log.leftover.reason)?);
-        }
+        let cut = match &log.tail {
+            Tail::Torn(d) => Some(cut_tail(&path, chunk, &file, &log.bytes, end, d.reason)?),
+            _ => None,
+        };
         if epoch == u64::MAX && marker.is_some() {
             return Err(StoreError::format(
                 &path,
@@ -209,7 +196,7 @@ impl LogWriter {
             file,
             transport: log.transport,
             end,
-            last_seq: log.batches.last().map(|b| b.batch.seq),
+            last_seq: log.frames.last().map(|b| b.batch.seq),
             epoch,
             cut,
             created,

@@ -1,0 +1,379 @@
+//! Bounds on what one request may make the parser and the evaluator reach.
+//!
+//! spargebra parses and spareval evaluates by recursion, one stack frame (or
+//! several) per level of nesting. A request nested deeply enough — 50,000
+//! parentheses, or 20,000 groups chained by UNION, which parse into a tree as
+//! deep — overflows the stack, and a stack overflow aborts the whole process:
+//! it cannot be caught. For a CLI that loses one command; for a server it
+//! loses every client. So depth is bounded twice, before it can hurt:
+//! * the text's bracket nesting, before parsing ([`check_text`]);
+//! * the parsed algebra's depth, before evaluating ([`check_query`],
+//!   [`check_update`]), counted by a walk that stops at the limit;
+//!
+//! and every parse and evaluation runs on a thread whose stack is known to be
+//! large enough for anything within those bounds ([`STACK_BYTES`], used by
+//! `main`, the TUI's workers and the tests that check the bounds).
+
+use spargebra::algebra::{
+    AggregateExpression, Expression, GraphPattern, OrderExpression, PropertyPathExpression,
+};
+use spargebra::{GraphUpdateOperation, Query, SparqlParser, Update};
+
+/// Deepest bracket nesting ( `(`, `{`, `[` ) accepted in a request's text.
+pub const MAX_TEXT_NESTING: usize = 256;
+
+/// Deepest algebra (graph patterns, expressions and property paths together)
+/// accepted for evaluation. A query written by a person is rarely deeper than
+/// 30; a chain of a few thousand UNION groups from a query builder fits.
+pub const MAX_ALGEBRA_DEPTH: usize = 5_000;
+
+/// The stack of threads that parse and evaluate requests. Only the pages a
+/// request touches are ever committed; the size is an upper bound that the
+/// limits above stay inside with a wide margin (tests/limits.rs runs requests
+/// at the limits on a thread of this size).
+pub const STACK_BYTES: usize = 512 << 20;
+
+/// Refuses text nested deeper than [`MAX_TEXT_NESTING`], naming the line and
+/// column of the first bracket past the limit. Strings, IRIs and comments are
+/// skipped so their brackets do not count.
+pub fn check_text(text: &str) -> Result<(), String> {
+    let mut scan = Scanner { depth: 0, line: 1, column: 1 };
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '(' | '{' | '[' => {
+                scan.depth += 1;
+                if scan.depth > MAX_TEXT_NESTING {
+                    return Err(format!(
+                        "at line {} column {}: brackets are nested more than {MAX_TEXT_NESTING} deep; \
+                         this limit keeps one request from exhausting the stack",
+                        scan.line, scan.column
+                    ));
+                }
+            }
+            ')' | '}' | ']' => scan.depth = scan.depth.saturating_sub(1),
+            '"' | '\'' => scan.skip_string(c, &mut chars),
+            '<' if chars.peek().is_some_and(|n| !n.is_whitespace() && *n != '=') => {
+                scan.skip_until('>', &mut chars)
+            }
+            '#' => scan.skip_until('\n', &mut chars),
+            _ => {}
+        }
+        scan.advance(c);
+    }
+    Ok(())
+}
+
+struct Scanner {
+    depth: usize,
+    line: usize,
+    column: usize,
+}
+
+impl Scanner {
+    fn advance(&mut self, c: char) {
+        if c == '\n' {
+            self.line += 1;
+            self.column = 1;
+        } else {
+            self.column += 1;
+        }
+    }
+
+    /// Skips to `end` (inclusive), stopping at a line end for IRIs and
+    /// comments: neither spans lines, and a `<` that was an operator must not
+    /// hide the rest of the text.
+    fn skip_until(&mut self, end: char, chars: &mut std::iter::Peekable<std::str::Chars>) {
+        while let Some(&c) = chars.peek() {
+            if c == '\n' && end != '\n' {
+                return;
+            }
+            chars.next();
+            self.advance(c);
+            if c == end {
+                return;
+            }
+        }
+    }
+
+    /// Skips a short or long (`"""`) string literal, honouring escapes.
+    fn skip_string(&mut self, quote: char, chars: &mut std::iter::Peekable<std::str::Chars>) {
+        let mut run = 1;
+        while chars.peek() == Some(&quote) && run < 3 {
+            chars.next();
+            self.advance(quote);
+            run += 1;
+        }
+        if run == 2 {
+            return; // the empty string ""
+        }
+        let closing = if run == 3 { 3 } else { 1 };
+        let mut seen = 0;
+        while let Some(c) = chars.next() {
+            self.advance(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    self.advance(n);
+                }
+                seen = 0;
+                continue;
+            }
+            if c == '\n' && closing == 1 {
+                return;
+            }
+            seen = if c == quote { seen + 1 } else { 0 };
+            if seen == closing {
+                return;
+            }
+        }
+    }
+}
+
+/// Refuses a query whose algebra is deeper than [`MAX_ALGEBRA_DEPTH`].
+pub fn check_query(query: &Query) -> Result<(), String> {
+    let pattern = match query {
+        Query::Select { pattern, .. }
+        | Query::Construct { pattern, .. }
+        | Query::Describe { pattern, .. }
+        | Query::Ask { pattern, .. } => pattern,
+    };
+    refuse_deep(Depth::new().pattern(pattern, 1))
+}
+
+/// Refuses an update whose patterns are deeper than [`MAX_ALGEBRA_DEPTH`].
+pub fn check_update(update: &Update) -> Result<(), String> {
+    let mut depth = Depth::new();
+    for op in &update.operations {
+        if let GraphUpdateOperation::DeleteInsert { pattern, .. } = op {
+            depth = depth.pattern(pattern, 1);
+        }
+    }
+    refuse_deep(depth)
+}
+
+fn refuse_deep(depth: Depth) -> Result<(), String> {
+    if depth.exceeded {
+        return Err(format!(
+            "the request's algebra is nested more than {MAX_ALGEBRA_DEPTH} levels deep \
+             (long chains of UNION, OPTIONAL, operators or path steps nest one level each); \
+             this limit keeps one request from exhausting the stack"
+        ));
+    }
+    Ok(())
+}
+
+/// The deepest level seen; the walk stops descending once past the limit,
+/// so its own recursion is bounded too.
+struct Depth {
+    exceeded: bool,
+}
+
+impl Depth {
+    fn new() -> Depth {
+        Depth { exceeded: false }
+    }
+
+    fn enter(&mut self, level: usize) -> bool {
+        if level > MAX_ALGEBRA_DEPTH {
+            self.exceeded = true;
+        }
+        !self.exceeded
+    }
+
+    fn pattern(mut self, p: &GraphPattern, level: usize) -> Depth {
+        self.walk_pattern(p, level);
+        self
+    }
+
+    fn walk_pattern(&mut self, p: &GraphPattern, level: usize) {
+        if !self.enter(level) {
+            return;
+        }
+        let next = level + 1;
+        match p {
+            GraphPattern::Bgp { .. } | GraphPattern::Values { .. } => {}
+            GraphPattern::Path { path, .. } => self.walk_path(path, next),
+            GraphPattern::Join { left, right }
+            | GraphPattern::Union { left, right }
+            | GraphPattern::Minus { left, right }
+            | GraphPattern::Lateral { left, right } => {
+                self.walk_pattern(left, next);
+                self.walk_pattern(right, next);
+            }
+            GraphPattern::LeftJoin { left, right, expression } => {
+                self.walk_pattern(left, next);
+                self.walk_pattern(right, next);
+                if let Some(e) = expression {
+                    self.walk_expr(e, next);
+                }
+            }
+            GraphPattern::Filter { expr, inner } | GraphPattern::Extend { inner, expression: expr, .. } => {
+                self.walk_expr(expr, next);
+                self.walk_pattern(inner, next);
+            }
+            GraphPattern::OrderBy { inner, expression } => {
+                for o in expression {
+                    let (OrderExpression::Asc(e) | OrderExpression::Desc(e)) = o;
+                    self.walk_expr(e, next);
+                }
+                self.walk_pattern(inner, next);
+            }
+            GraphPattern::Group { inner, aggregates, .. } => {
+                for (_, a) in aggregates {
+                    if let AggregateExpression::FunctionCall { expr, .. } = a {
+                        self.walk_expr(expr, next);
+                    }
+                }
+                self.walk_pattern(inner, next);
+            }
+            GraphPattern::Graph { inner, .. }
+            | GraphPattern::Project { inner, .. }
+            | GraphPattern::Distinct { inner }
+            | GraphPattern::Reduced { inner }
+            | GraphPattern::Slice { inner, .. }
+            | GraphPattern::Service { inner, .. } => self.walk_pattern(inner, next),
+        }
+    }
+
+    fn walk_expr(&mut self, e: &Expression, level: usize) {
+        if !self.enter(level) {
+            return;
+        }
+        let next = level + 1;
+        match e {
+            Expression::NamedNode(_)
+            | Expression::Literal(_)
+            | Expression::Variable(_)
+            | Expression::Bound(_) => {}
+            Expression::Or(a, b)
+            | Expression::And(a, b)
+            | Expression::Equal(a, b)
+            | Expression::SameTerm(a, b)
+            | Expression::Greater(a, b)
+            | Expression::GreaterOrEqual(a, b)
+            | Expression::Less(a, b)
+            | Expression::LessOrEqual(a, b)
+            | Expression::Add(a, b)
+            | Expression::Subtract(a, b)
+            | Expression::Multiply(a, b)
+            | Expression::Divide(a, b) => {
+                self.walk_expr(a, next);
+                self.walk_expr(b, next);
+            }
+            Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
+                self.walk_expr(a, next)
+            }
+            Expression::In(a, list) => {
+                self.walk_expr(a, next);
+                list.iter().for_each(|x| self.walk_expr(x, next));
+            }
+            Expression::If(a, b, c) => {
+                self.walk_expr(a, next);
+                self.walk_expr(b, next);
+                self.walk_expr(c, next);
+            }
+            Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
+                list.iter().for_each(|x| self.walk_expr(x, next))
+            }
+            Expression::Exists(p) => self.walk_pattern(p, next),
+        }
+    }
+
+    fn walk_path(&mut self, p: &PropertyPathExpression, level: usize) {
+        if !self.enter(level) {
+            return;
+        }
+        let next = level + 1;
+        match p {
+            PropertyPathExpression::NamedNode(_) | PropertyPathExpression::NegatedPropertySet(_) => {}
+            PropertyPathExpression::Reverse(a)
+            | PropertyPathExpression::ZeroOrMore(a)
+            | PropertyPathExpression::OneOrMore(a)
+            | PropertyPathExpression::ZeroOrOne(a) => self.walk_path(a, next),
+            PropertyPathExpression::Sequence(a, b) | PropertyPathExpression::Alternative(a, b) => {
+                self.walk_path(a, next);
+                self.walk_path(b, next);
+            }
+        }
+    }
+}
+
+/// Why a request was not accepted for evaluation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// spargebra's message, which names line:column.
+    Syntax(String),
+    /// Past one of the bounds above.
+    Limit(String),
+}
+
+/// Parses a query within the bounds: text nesting, then the parse, then the
+/// algebra's depth.
+pub fn parse_query(parser: SparqlParser, text: &str) -> Result<Query, Refusal> {
+    check_text(text).map_err(Refusal::Limit)?;
+    let query = parser.parse_query(text).map_err(|e| Refusal::Syntax(e.to_string()))?;
+    check_query(&query).map_err(Refusal::Limit)?;
+    Ok(query)
+}
+
+/// Parses an update request within the bounds.
+pub fn parse_update(parser: SparqlParser, text: &str) -> Result<Update, Refusal> {
+    check_text(text).map_err(Refusal::Limit)?;
+    let update = parser.parse_update(text).map_err(|e| Refusal::Syntax(e.to_string()))?;
+    check_update(&update).map_err(Refusal::Limit)?;
+    Ok(update)
+}
+
+/// Spawns a worker that parses or evaluates requests, with a [`STACK_BYTES`] stack.
+pub fn spawn_request_thread<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    std::thread::Builder::new()
+        .name("request".into())
+        .stack_size(STACK_BYTES)
+        .spawn(f)
+        .expect("spawning a request thread")
+}
+
+/// Runs `f` on a thread with a [`STACK_BYTES`] stack and returns what it
+/// returns; a panic in `f` is resumed on the caller's thread.
+pub fn on_request_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .name("request".into())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(s, f)
+            .expect("spawning the request thread");
+        match handle.join() {
+            Ok(v) => v,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brackets_in_strings_iris_and_comments_do_not_count() {
+        let deep = "(".repeat(MAX_TEXT_NESTING + 1);
+        assert!(check_text(&format!("SELECT * {{ ?s ?p \"{deep}\" }}")).is_ok());
+        assert!(check_text(&format!("SELECT * {{ ?s ?p '''{deep}''' }}")).is_ok());
+        assert!(check_text(&format!("SELECT * {{ ?s <http://x/{deep}> ?o }}")).is_ok());
+        assert!(check_text(&format!("# {deep}\nSELECT * {{ ?s ?p ?o }}")).is_ok());
+        assert!(check_text(&format!("SELECT * {{ ?s ?p \"a\\\"{deep}\" }}")).is_ok());
+    }
+
+    #[test]
+    fn deep_brackets_are_refused_with_their_position() {
+        let text = format!("ASK {{\n FILTER({}1{}) }}", "(".repeat(300), ")".repeat(300));
+        let e = check_text(&text).unwrap_err();
+        assert!(e.starts_with("at line 2 column "), "{e}");
+        let ok = format!("ASK {{ FILTER({}1{}) }}", "(".repeat(200), ")".repeat(200));
+        assert!(check_text(&ok).is_ok());
+        // `<` as an operator does not start an IRI that would hide brackets.
+        let op = format!("ASK {{ FILTER(1 < 2 && {}1{}) }}", "(".repeat(300), ")".repeat(300));
+        assert!(check_text(&op).is_err());
+    }
+}

@@ -1,0 +1,148 @@
+//! The delta log as the store reads it. This is the one place that turns the
+//! bytes of `data.deltalog` into committed batches, classifies what follows
+//! them, and decides which batches a version's marker lets through
+//! (docs/format.md §9). The writer, the overlay, compaction, verify, repair,
+//! the `log` command and the TUI all come through here, so the rules cannot
+//! drift apart between a reader and the writer that must agree with it.
+
+pub mod index;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+
+use super::StoreError;
+use crate::format::deltalog::{self, BatchFrame, Detail, StopReason};
+use crate::format::transport::Transport;
+use crate::format::FormatError;
+
+/// Whether a batch stamped `batch_epoch` is visible over a version whose
+/// compacted epoch is `marker`: above the marker, or always without one. A
+/// batch at or below the marker is folded into the base already (or is a
+/// write the marker silently hides, which `verify` reports).
+pub fn is_visible(batch_epoch: u64, marker: Option<u64>) -> bool {
+    marker.is_none_or(|m| batch_epoch > m)
+}
+
+/// What follows the last committed batch.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Tail {
+    /// The file ends right after the last committed batch.
+    #[default]
+    Clean,
+    /// Bytes that are not a whole batch, with nothing valid after them: what
+    /// a crash mid-append leaves. Readers ignore them; the next append cuts
+    /// them off (keeping a copy).
+    Torn(Damage),
+    /// Damage with whole, valid batches after it (`hidden`, their offsets):
+    /// committed writes no reader can reach. Readers and writers refuse;
+    /// cutting them is a person's decision (`repair truncate-torn-tail`).
+    Hiding(Damage, Vec<u64>),
+}
+
+/// Where the committed prefix stops and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Damage {
+    pub offset: u64,
+    pub len: u64,
+    pub reason: StopReason,
+    pub error: Option<FormatError>,
+}
+
+impl Tail {
+    pub fn damage(&self) -> Option<&Damage> {
+        match self {
+            Tail::Clean => None,
+            Tail::Torn(d) | Tail::Hiding(d, _) => Some(d),
+        }
+    }
+    pub fn hidden(&self) -> &[u64] {
+        match self {
+            Tail::Hiding(_, h) => h,
+            _ => &[],
+        }
+    }
+}
+
+/// A whole log, read once: its committed batches and its tail.
+#[derive(Clone, Debug)]
+pub struct Log {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+    pub transport: Transport,
+    pub frames: Vec<BatchFrame>,
+    pub tail: Tail,
+}
+
+impl Log {
+    /// Reads the log at `path`; `Ok(None)` when there is no such file (a
+    /// store with no updates yet).
+    pub fn read(path: &Path) -> Result<Option<Log>, StoreError> {
+        match std::fs::read(path) {
+            Ok(bytes) => Log::decode(path, bytes).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::io(path, e)),
+        }
+    }
+
+    /// Reads the log, or an empty one when the file does not exist.
+    pub fn read_or_empty(path: &Path) -> Result<Log, StoreError> {
+        match Log::read(path)? {
+            Some(log) => Ok(log),
+            None => Log::decode(path, deltalog::encode_header()),
+        }
+    }
+
+    /// Decodes bytes already read from `path`. Only a bad file header is an
+    /// error here; damage after it is the [`Tail`].
+    pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<Log, StoreError> {
+        let log = deltalog::decode_with(&bytes, Detail::None)
+            .result
+            .map_err(|e| StoreError::from_format(path, &e))?;
+        let l = log.leftover;
+        let tail = if l.reason == StopReason::CleanEnd {
+            Tail::Clean
+        } else {
+            let damage = Damage { offset: l.offset, len: l.len, reason: l.reason, error: l.error };
+            let hidden = deltalog::hidden_batches(&bytes, damage.offset as usize);
+            if hidden.is_empty() {
+                Tail::Torn(damage)
+            } else {
+                Tail::Hiding(damage, hidden)
+            }
+        };
+        Ok(Log { path: path.to_path_buf(), bytes, transport: log.transport, frames: log.batches, tail })
+    }
+
+    /// Where the committed batches end.
+    pub fn committed_len(&self) -> u64 {
+        self.tail.damage().map_or(self.bytes.len() as u64, |d| d.offset)
+    }
+
+    /// The batches a version with compacted epoch `marker` sees.
+    pub fn visible(&self, marker: Option<u64>) -> impl Iterator<Item = &BatchFrame> {
+        self.frames.iter().filter(move |f| is_visible(f.batch.epoch, marker))
+    }
+
+    /// The batches the marker hides.
+    pub fn shadowed(&self, marker: Option<u64>) -> impl Iterator<Item = &BatchFrame> {
+        self.frames.iter().filter(move |f| !is_visible(f.batch.epoch, marker))
+    }
+
+    /// An error when damage hides committed batches: answering (or appending)
+    /// without them would be silently wrong. `doing` says what was refused.
+    pub fn refuse_hidden(&self, doing: &str) -> Result<(), StoreError> {
+        let Tail::Hiding(d, hidden) = &self.tail else { return Ok(()) };
+        Err(StoreError::format(
+            &self.path,
+            d.offset,
+            format!(
+                "the log is damaged here ({}), and {} valid batches follow the damage (the first at offset {}); \
+                 {doing}. `cottas-tui verify` shows the damage; \
+                 `cottas-tui repair truncate-torn-tail` cuts it off, keeping a copy",
+                d.reason.as_str(),
+                hidden.len(),
+                hidden[0]
+            ),
+        ))
+    }
+}
