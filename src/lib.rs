@@ -1,5 +1,9 @@
 #[cfg(feature = "full")]
 pub mod cli;
+#[cfg(feature = "full")]
+pub mod compact;
+#[cfg(feature = "full")]
+pub mod demo;
 pub mod format;
 #[cfg(feature = "full")]
 pub mod import;
@@ -9,4 +13,8 @@ pub mod inspect;
 pub mod sparql;
 pub mod store;
 #[cfg(feature = "full")]
+pub mod triage;
+#[cfg(feature = "full")]
 pub mod tui;
+#[cfg(feature = "full")]
+pub mod view;

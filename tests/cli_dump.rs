@@ -145,7 +145,7 @@ fn a_bad_checksum_is_red_in_the_hex_view() {
 #[test]
 fn parquet_footer_summary() {
     let Some(shared) = common::shared() else {
-        eprintln!("NOTICE: ../shared not present; skipping the pycottas file check");
+        common::missing("../shared not present");
         return;
     };
     let o = dump(&["--json"], &shared.join("data/pycottas_small.cottas"));

@@ -10,15 +10,15 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{bin, sample_store};
+use cottas_tui::compact::{self, CompactOptions, CompactPhase};
 use cottas_tui::format::deltalog;
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::sparql::run::with_results;
 use cottas_tui::sparql::update::Updater;
-use cottas_tui::store::compact::{self, CompactOptions, CompactPhase};
-use cottas_tui::store::delta::Overlay;
 use cottas_tui::store::open::Store;
 use cottas_tui::store::read::ColumnCache;
 use cottas_tui::store::versions;
+use cottas_tui::view::overlay::Overlay;
 use spareval::QueryResults;
 use spargebra::SparqlParser;
 

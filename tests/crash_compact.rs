@@ -14,14 +14,14 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use cottas_tui::compact::{self, CompactOptions};
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::sparql::update::Updater;
-use cottas_tui::store::compact::{self, CompactOptions};
-use cottas_tui::store::delta::Overlay;
 use cottas_tui::store::open::Store;
 use cottas_tui::store::read::ColumnCache;
-use cottas_tui::store::verify::{self, VerifyOptions};
 use cottas_tui::store::versions;
+use cottas_tui::triage::verify::{self, VerifyOptions};
+use cottas_tui::view::overlay::Overlay;
 
 const KILLS: usize = 200;
 const EX: &str = "https://example.org";

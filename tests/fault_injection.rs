@@ -21,16 +21,16 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::Rng;
+use cottas_tui::compact::{self, CompactOptions};
 use cottas_tui::format::deltalog;
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::sparql::run::with_results;
 use cottas_tui::sparql::update::Updater;
 use cottas_tui::store::base_writer::BaseOptions;
-use cottas_tui::store::compact::{self, CompactOptions};
-use cottas_tui::store::delta::Overlay;
 use cottas_tui::store::open::Store;
 use cottas_tui::store::read::ColumnCache;
-use cottas_tui::store::verify::{self, Severity, VerifyOptions};
+use cottas_tui::triage::verify::{self, Severity, VerifyOptions};
+use cottas_tui::view::overlay::Overlay;
 use spareval::QueryResults;
 use spargebra::SparqlParser;
 
@@ -57,7 +57,8 @@ fn fixture(dir: &Path) -> PathBuf {
     u.apply(&format!("INSERT DATA {{ <{EX}/new> <{EX}/p0> \"folded\" }}")).unwrap();
     u.apply(&format!("DELETE DATA {{ <{EX}/s1> <{EX}/link> <{EX}/s3> }}")).unwrap();
     drop(u);
-    compact::compact(&chunk, &CompactOptions { base: small_rgs(), wait: None }, |_| {}).unwrap();
+    compact::compact(&chunk, &CompactOptions { base: small_rgs(), ..CompactOptions::default() }, |_| {})
+        .unwrap();
     // Only v2 is damaged; v1 would be verified again on every case.
     cottas_tui::store::versions::gc_apply(&chunk, 1, None).unwrap();
     let mut u = Updater::open(&chunk, None).unwrap();

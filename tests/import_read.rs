@@ -472,7 +472,7 @@ fn the_fast_chunk_decoder_agrees_with_the_parquet_crate() {
     }
 
     // The file pycottas (through DuckDB) wrote, once we have indexed it.
-    let Some(shared) = common::shared() else { return eprintln!("NOTICE: ../shared absent; skipping") };
+    let Some(shared) = common::shared() else { return common::missing("../shared absent") };
     let v = dir.path().join("py/v1");
     std::fs::create_dir_all(&v).unwrap();
     std::fs::copy(shared.join("data/pycottas_small.cottas"), v.join("data.cottas")).unwrap();

@@ -10,7 +10,7 @@ use ratatui::buffer::Buffer;
 use ratatui::style::Color;
 use ratatui::Terminal;
 
-use cottas_tui::store::demo;
+use cottas_tui::demo;
 use cottas_tui::store::log::index::LogIndex;
 use cottas_tui::tui::action::{self, Action};
 use cottas_tui::tui::state::{App, Tab};
@@ -89,6 +89,33 @@ fn the_files_view_marks_a_damaged_magic() {
     assert!(ok_row.contains('✓') && !ok_row.contains('✗'), "{ok_row}");
     let (x, y) = find(&b, "✗").unwrap();
     assert_eq!(b[(x, y)].fg, Color::Red);
+}
+
+/// The log's checksum cell says what its index found: … before the index
+/// reports, ✓ for a clean log, ✗ for a bad batch checksum.
+#[test]
+fn the_files_view_checks_the_log_checksums_for_real() {
+    let (_d, store) = demo_store();
+    let log_row = |a: &App| {
+        let mut a2 = App::new(&store, false);
+        a2.log = a.log.as_ref().map(|_| LogIndex::build(&a.log_path()));
+        a2.tab = Tab::Files;
+        let t = text(&draw(&a2, 100, 24));
+        t.lines().find(|l| l.contains("data.deltalog")).unwrap().to_string()
+    };
+    let mut a = App::new(&store, false);
+    assert!(log_row(&a).contains('…'), "not checked yet: {}", log_row(&a));
+    a.log = Some(LogIndex::build(&a.log_path()));
+    let row = log_row(&a);
+    assert!(row.contains('✓') && !row.contains('✗'), "{row}");
+    // Flip a byte of the last batch's checksum.
+    let path = a.log_path();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 1] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    let row = log_row(&a);
+    assert!(row.contains('✗'), "a bad batch checksum: {row}");
 }
 
 #[test]

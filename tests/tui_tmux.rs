@@ -4,6 +4,8 @@
 //! `current` move, and see another process's append show up. Skips with a
 //! notice where tmux is not installed.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -69,12 +71,12 @@ fn copy_dir(from: &Path, to: &Path) {
 #[test]
 fn a_person_at_the_keyboard() {
     if Command::new("tmux").arg("-V").output().map(|o| !o.status.success()).unwrap_or(true) {
-        eprintln!("NOTICE: tmux is not installed; skipping the end-to-end TUI test");
+        common::missing("tmux is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("demo");
-    cottas_tui::store::demo::ensure(&store, false).unwrap();
+    cottas_tui::demo::ensure(&store, false).unwrap();
     let damaged = dir.path().join("damaged");
     copy_dir(&store, &damaged);
     let marker = damaged.join("v2/data.compacted-epoch");

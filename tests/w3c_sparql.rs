@@ -6,9 +6,10 @@
 //! every test the baseline passes passes in both of our variants. Tests the
 //! baseline fails, and tests whose data is RDF/XML (no parser in our tree),
 //! are listed with that reason. The suite is read from ../shared and the
-//! test prints a NOTICE and passes when it is absent.
+//! test prints a NOTICE and passes when it is absent (with CI=true it fails).
 
 mod common;
+mod w3c_skips;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -24,9 +25,9 @@ use cottas_tui::format::deltalog::{self, Batch, Entry};
 use cottas_tui::format::transport::Transport;
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::sparql::run::with_results;
-use cottas_tui::store::delta::Overlay;
 use cottas_tui::store::open::Store;
 use cottas_tui::store::read::ColumnCache;
+use cottas_tui::view::overlay::Overlay;
 
 const MF: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#";
 const QT: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-query#";
@@ -296,10 +297,30 @@ fn ours(store_dir: &Path, query: &Query) -> Result<Comparable, String> {
     with_results(&store, &overlay, &cache, query, comparable)
 }
 
+/// Compares the tests skipped in this run with the static list: an unlisted
+/// skip and a listed test that passes are both failures.
+fn check_skips(skipped: &[(String, String)], listed: &[(&str, &str)], failures: &mut Vec<String>) {
+    let ran: std::collections::BTreeMap<&str, &str> = skipped
+        .iter()
+        .map(|(n, why)| (n.trim_start_matches('<').trim_end_matches('>'), why.as_str()))
+        .collect();
+    let list: std::collections::BTreeMap<&str, &str> = listed.iter().copied().collect();
+    for (name, why) in &ran {
+        if !list.contains_key(name) {
+            failures.push(format!("{name} does not pass ({why}) and is not in tests/w3c_skips"));
+        }
+    }
+    for (name, why) in &list {
+        if !ran.contains_key(name) {
+            failures.push(format!("{name} passes now: take it off tests/w3c_skips (it said: {why})"));
+        }
+    }
+}
+
 #[test]
 fn w3c_sparql11_query_evaluation() {
     let Some(shared) = common::shared() else {
-        eprintln!("NOTICE: ../shared/w3c-rdf-tests absent; skipping the W3C SPARQL suite");
+        common::missing("../shared/w3c-rdf-tests absent");
         return;
     };
     let root = shared.join("w3c-rdf-tests/sparql/sparql11");
@@ -367,6 +388,7 @@ fn w3c_sparql11_query_evaluation() {
     }
     assert!(total > 200, "the manifests were read ({total} tests)");
     assert!(baseline_pass > 150, "{baseline_pass}");
+    check_skips(&skipped, w3c_skips::QUERY_SKIPS, &mut failures);
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -474,7 +496,7 @@ fn update_skip_reason(t: &UpdateTest, text: &str) -> Option<&'static str> {
 fn w3c_sparql11_update_evaluation() {
     use cottas_tui::sparql::update::Updater;
     let Some(shared) = common::shared() else {
-        eprintln!("NOTICE: ../shared/w3c-rdf-tests absent; skipping the W3C SPARQL Update suite");
+        common::missing("../shared/w3c-rdf-tests absent");
         return;
     };
     let root = shared.join("w3c-rdf-tests/sparql/sparql11");
@@ -525,5 +547,6 @@ fn w3c_sparql11_update_evaluation() {
         eprintln!("  skipped {name}: {why}");
     }
     assert!(total > 80, "the manifests were read ({total} tests)");
+    check_skips(&skipped, w3c_skips::UPDATE_SKIPS, &mut failures);
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }

@@ -89,9 +89,9 @@ fn list_dir(root: &Path, dir: &Path, out: &mut impl Write, problems: &mut usize)
 pub fn demo(args: &DemoArgs, out: &mut impl Write) -> Result<ExitCode> {
     let dir = match &args.dir {
         Some(d) => d.clone(),
-        None => crate::store::demo::default_dir(),
+        None => crate::demo::default_dir(),
     };
-    let built = crate::store::demo::ensure(&dir, args.rebuild)
+    let built = crate::demo::ensure(&dir, args.rebuild)
         .with_context(|| format!("{}: cannot build the demo store", dir.display()))?;
     writeln!(out, "demo store {} at {}", if built { "built" } else { "found" }, dir.display())?;
     run(&dir, out)

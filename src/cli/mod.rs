@@ -225,8 +225,8 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
             let dir = match path {
                 Some(p) => p,
                 None => {
-                    let dir = crate::store::demo::default_dir();
-                    crate::store::demo::ensure(&dir, false).map_err(|e| {
+                    let dir = crate::demo::default_dir();
+                    crate::demo::ensure(&dir, false).map_err(|e| {
                         anyhow::anyhow!("{}: cannot build the demo store: {e}", dir.display())
                     })?;
                     dir

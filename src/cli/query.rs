@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
-use crate::store::delta::Overlay;
 use crate::store::open::Store;
 use crate::store::read::ColumnCache;
+use crate::view::overlay::Overlay;
 
 #[derive(clap::Args, Debug)]
 pub struct QueryArgs {

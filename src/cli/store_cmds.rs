@@ -10,8 +10,8 @@ use anyhow::{bail, Context, Result};
 use crate::format::term::{self, Term};
 use crate::import::{self, ImportOptions, InputFormat, Progress};
 use crate::store::index;
-use crate::store::open::Store;
-use crate::store::read::{ColumnCache, Pattern};
+use crate::view::terms::Tok;
+use crate::view::{Graphs, Snapshot};
 
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
@@ -161,6 +161,10 @@ pub struct LookupArgs {
     /// Print only the number of matching quads.
     #[arg(long)]
     pub count: bool,
+    /// Answer from the base alone, without the delta log's pending changes
+    /// (what the last compaction left on disk).
+    #[arg(long)]
+    pub base_only: bool,
     /// Benchmark: run the lookup N more times on the warm store and print
     /// the latency (min, median, p95) to stderr.
     #[arg(long, value_name = "N")]
@@ -173,46 +177,65 @@ fn parse_term(flag: &str, v: &Option<String>) -> Result<Option<Term>> {
         .transpose()
 }
 
+/// A pattern term as the view's canonical token.
+fn lookup_tok(flag: &str, v: &Option<String>) -> Result<Option<Tok<'static>>> {
+    Ok(parse_term(flag, v)?.map(|t| Tok::Own(term::render(&t, term::Escaping::Pycottas).into_bytes().into())))
+}
+
 pub fn run_lookup(args: &LookupArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let pat = Pattern {
-        s: parse_term("s", &args.s)?,
-        p: parse_term("p", &args.p)?,
-        o: parse_term("o", &args.o)?,
-        g: parse_term("g", &args.g)?,
+    let [s, p, o] = [("s", &args.s), ("p", &args.p), ("o", &args.o)].map(|(f, v)| lookup_tok(f, v));
+    let (s, p, o) = (s?, p?, o?);
+    let g = lookup_tok("g", &args.g)?;
+    let snapshot = if args.base_only {
+        Snapshot::open_base_only(&args.target, 256 << 20)?
+    } else {
+        Snapshot::open(&args.target, 256 << 20)?
     };
-    let store = Store::open(&args.target)?;
-    let cache = ColumnCache::new(256 << 20);
+    let view = snapshot.view();
+    let graphs = match &g {
+        None => Graphs::All,
+        Some(t) if t.bytes() == term::DEFAULT_GRAPH.as_bytes() => Graphs::Default,
+        Some(t) => Graphs::Named(t),
+    };
+    let run = || view.quads(s.as_ref(), p.as_ref(), o.as_ref(), graphs);
     let t = Instant::now();
-    let (rows, ex) = store.quads_for_pattern(&pat, &cache)?;
+    let (quads, ex) = run()?;
+    let mut n = 0usize;
+    for q in quads {
+        n += 1;
+        if args.count {
+            continue;
+        }
+        for t in [&q.s, &q.p, &q.o].into_iter().chain(q.g.as_ref()) {
+            out.write_all(t.bytes())?;
+            out.write_all(b" ")?;
+        }
+        out.write_all(b".\n")?;
+    }
     let took = t.elapsed();
     if args.count {
-        writeln!(out, "{}", rows.len())?;
-    } else {
-        for r in rows.iter() {
-            out.write_all(r[0])?;
-            out.write_all(b" ")?;
-            out.write_all(r[1])?;
-            out.write_all(b" ")?;
-            out.write_all(r[2])?;
-            if r[3] != term::DEFAULT_GRAPH.as_bytes() {
-                out.write_all(b" ")?;
-                out.write_all(r[3])?;
-            }
-            out.write_all(b" .\n")?;
-        }
+        writeln!(out, "{n}")?;
     }
-    if let Some(n) = args.repeat {
-        super::report_repeats(rows.len(), took.as_secs_f64() * 1e3, n, || {
-            std::hint::black_box(store.quads_for_pattern(&pat, &cache)?.0.len());
+    if let Some(reps) = args.repeat {
+        super::report_repeats(n, took.as_secs_f64() * 1e3, reps, || {
+            std::hint::black_box(run()?.0.count());
             Ok(())
         })?;
     }
+    let store = &snapshot.store;
     if args.explain {
         eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());
         for p in &store.sidecars.problems {
             eprintln!("sidecar not used: {p}");
         }
         eprintln!("{ex}");
+        let o = &snapshot.overlay;
+        eprintln!(
+            "delta                  {} visible batches, {} shadowed{}",
+            o.batches_visible,
+            o.batches_shadowed,
+            if args.base_only { " (not applied: --base-only)" } else { "" }
+        );
         eprintln!("time                   {:.3} ms", took.as_secs_f64() * 1e3);
     }
     Ok(ExitCode::SUCCESS)

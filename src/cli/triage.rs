@@ -13,8 +13,8 @@ use crate::format::deltalog::{self, BatchFrame, Entry};
 use crate::store::layout::{self, LOG};
 use crate::store::log::{is_visible, Log, Tail};
 use crate::store::open::read_marker;
-use crate::store::repair::{self, Applied, RepairPlan};
-use crate::store::verify::{self, Report, Severity, VerifyOptions};
+use crate::triage::repair::{self, Applied, RepairPlan};
+use crate::triage::verify::{self, Report, Severity, VerifyOptions};
 
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {

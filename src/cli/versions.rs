@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use humansize::{format_size, BINARY};
 
-use crate::store::base_writer::BaseOptions;
-use crate::store::compact::{self, CompactOptions, CompactProgress};
+use crate::compact::{self, CompactOptions, CompactProgress};
 use crate::store::versions;
 
 #[derive(clap::Args, Debug)]
@@ -75,7 +74,7 @@ pub fn run_compact(args: &CompactArgs, out: &mut impl Write) -> Result<ExitCode>
             }
         }
     };
-    let opts = CompactOptions { base: BaseOptions::default(), wait: args.wait.map(Duration::from_secs_f64) };
+    let opts = CompactOptions { wait: args.wait.map(Duration::from_secs_f64), ..CompactOptions::default() };
     let result = compact::compact(&args.target, &opts, progress);
     if show && tty {
         eprint!("\r\x1b[2K");

@@ -14,6 +14,8 @@ pub mod epoch;
 pub mod error;
 pub mod kind;
 pub mod p_offsets;
+#[cfg(feature = "full")]
+pub mod parquet;
 pub mod po_presence;
 pub mod presence;
 pub mod s_offsets;

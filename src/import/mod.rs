@@ -7,11 +7,9 @@
 //! end: a failed or interrupted import leaves nothing behind.
 
 mod checked;
-pub(crate) mod ids;
 pub mod input;
 mod parallel;
 mod render;
-pub mod sort;
 
 pub use input::InputFormat;
 
@@ -29,6 +27,7 @@ use crate::store::base_writer::BaseOptions;
 use crate::store::fsutil::{replace_symlink, sync_dir, write_synced};
 use crate::store::layout::{BASE, LOG, MARKER};
 use crate::store::sidecars;
+use crate::store::sort;
 use crate::store::version_sink::VersionSink;
 use crate::store::StoreError;
 

@@ -28,8 +28,8 @@ use oxttl::{NQuadsParser, NTriplesParser, TurtleParseError};
 
 use super::checked;
 use super::render::Renderer;
-use super::sort::encode_key;
 use super::InputFormat;
+use crate::store::sort::encode_key;
 
 /// Bytes of whole lines a worker parses at a time: small enough to balance
 /// the threads at the end and to bound what waits for document order, large

@@ -1,16 +1,14 @@
-//! Inspection of `data.cottas`: the Parquet framing (leading and trailing
-//! `PAR1`, footer length) decoded here with spans, the Thrift footer decoded
-//! by the parquet crate, and the COTTAS profile checked against it (reference §3).
+//! Inspection of `data.cottas`: the framing and the validated footer from
+//! [`crate::format::parquet`], the page headers, and the COTTAS profile
+//! checked against them (reference §3).
 
 use parquet::basic::{Repetition, Type as PhysicalType};
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::ParquetMetaData;
 use serde_json::json;
 
 use super::{Inspection, Problem};
-use crate::format::error::ErrorKind;
+use crate::format::parquet::read_footer;
 use crate::format::{FormatError, Role, Span};
-
-const PAR1: [u8; 4] = *b"PAR1";
 
 fn span(name: &str, start: u64, end: u64, role: Role, value: Option<String>) -> Span {
     Span { name: name.into(), range: start..end, role, value, reason: None }
@@ -24,59 +22,16 @@ fn bad(ins: &mut Inspection, e: FormatError) {
 }
 
 pub(super) fn inspect(ins: &mut Inspection, bytes: &[u8]) {
-    let len = bytes.len() as u64;
-    let head = &bytes[..bytes.len().min(4)];
-    ins.spans.push(span(
-        "magic",
-        0,
-        head.len() as u64,
-        Role::Magic,
-        Some(format!("{:?}", String::from_utf8_lossy(head))),
-    ));
-    if head != PAR1 {
-        let kind = ErrorKind::UnknownMagic { expected: PAR1, found: head.to_vec() };
-        return bad(ins, FormatError::new(0, kind));
-    }
-    if len < 12 {
-        let kind = ErrorKind::Truncated { field: "footer".into(), needed: 12, file_len: len };
-        return bad(ins, FormatError::new(len, kind));
-    }
-    let tail = &bytes[bytes.len() - 4..];
-    let footer_len =
-        u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap_or([0; 4])) as u64;
-    let meta_start = (len - 8).saturating_sub(footer_len);
-    ins.spans.push(span("footer.metadata", meta_start.max(4), len - 8, Role::Payload, None));
-    ins.spans.push(span("footer.length", len - 8, len - 4, Role::Length, Some(footer_len.to_string())));
-    ins.spans.push(span(
-        "footer.magic",
-        len - 4,
-        len,
-        Role::Magic,
-        Some(format!("{:?}", String::from_utf8_lossy(tail))),
-    ));
-    if tail != PAR1 {
-        let kind = ErrorKind::Structure {
-            field: "footer.magic".into(),
-            detail: format!(
-                "expected PAR1 at the end of the file, found {:02x?}: the file is truncated or was not finished",
-                tail
-            ),
-        };
-        return bad(ins, FormatError::new(len - 4, kind));
-    }
-    if footer_len + 12 > len {
-        let kind =
-            ErrorKind::Truncated { field: "footer.metadata".into(), needed: footer_len, file_len: len };
-        return bad(ins, FormatError::new(len - 8, kind));
-    }
-    let meta = match ParquetMetaDataReader::decode_metadata(&bytes[meta_start as usize..(len - 8) as usize]) {
-        Ok(m) => m,
-        Err(e) => {
-            let detail = format!("the Thrift footer does not decode: {e}");
-            return bad(ins, FormatError::structure(meta_start, "footer.metadata", detail));
+    match read_footer(bytes) {
+        Ok(footer) => {
+            ins.spans.extend(footer.spans.iter().cloned());
+            describe(ins, bytes, &footer.meta, footer.metadata_start);
         }
-    };
-    describe(ins, bytes, &meta, meta_start);
+        Err((spans, e)) => {
+            ins.spans.extend(spans);
+            bad(ins, e);
+        }
+    }
 }
 
 fn describe(ins: &mut Inspection, bytes: &[u8], meta: &ParquetMetaData, meta_start: u64) {

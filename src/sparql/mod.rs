@@ -4,5 +4,4 @@
 pub mod dataset;
 pub mod limits;
 pub mod run;
-pub mod terms;
 pub mod update;

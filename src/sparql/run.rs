@@ -14,10 +14,10 @@ use spareval::{CancellationToken, QueryEvaluator, QueryResults};
 use spargebra::SparqlParser;
 
 use super::dataset::StoreDataset;
-use crate::store::delta::Overlay;
 use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Explain};
 use crate::store::StoreError;
+use crate::view::overlay::Overlay;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {

@@ -22,14 +22,14 @@ use spargebra::term::{GraphName as SparqlGraph, GroundTerm};
 use spargebra::{GraphUpdateOperation, SparqlParser};
 
 use super::dataset::StoreDataset;
-use super::terms::{from_token, Tok};
 use crate::format::deltalog::{self, Entry, Object, Subject};
 use crate::import::input::{self, InputFormat};
-use crate::store::delta::Overlay;
 use crate::store::log::writer::{LogWriter, Receipt};
 use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Explain};
 use crate::store::StoreError;
+use crate::view::overlay::Overlay;
+use crate::view::terms::{from_token, Tok};
 
 #[derive(Debug)]
 pub enum UpdateError {

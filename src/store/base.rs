@@ -20,6 +20,7 @@ use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader}
 use parquet::file::statistics::Statistics;
 
 use super::error::StoreError;
+use crate::format::parquet::{contained, read_footer, Footer};
 use crate::format::term::DEFAULT_GRAPH;
 
 /// A decoded column of one row group: the cells' token bytes.
@@ -34,6 +35,8 @@ pub struct Base {
     file_len: u64,
     /// The mapped file, for digest checks.
     raw: Bytes,
+    /// The validated footer: chunk ranges come from here.
+    footer: Footer,
     /// Recorded digests of the column chunks, by (rg, col), and whether each
     /// has been checked already (each is hashed once per process).
     chunk_digests: std::collections::HashMap<(usize, usize), super::digests::Span>,
@@ -63,13 +66,14 @@ impl Base {
         if let Some(d) = digests {
             check_regions(path, &raw, d)?;
         }
+        // Every offset and length the parquet crate will follow, checked
+        // first: its own decoder and accessors panic on some damaged footers.
+        let footer = read_footer(&raw).map_err(|(_, e)| StoreError::from_format(path, &e))?;
         let props = ReaderProperties::builder().set_read_bloom_filter(true).build();
         let options = ReadOptionsBuilder::new().with_reader_properties(props).build();
         // The parquet crate can panic on a damaged footer (an unwrap in its
         // thrift decoder); a damaged file must be an error, never a crash.
-        let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            SerializedFileReader::new_with_options(bytes, options)
-        }));
+        let parsed = contained(|| SerializedFileReader::new_with_options(bytes, options));
         let reader = match parsed {
             Ok(r) => r.map_err(|e| StoreError::parquet(path, "the Parquet footer does not decode", e))?,
             Err(_) => {
@@ -87,16 +91,18 @@ impl Base {
             ["s", "p", "o", "g"] => 4,
             ["s", "p", "o"] => 3,
             other => {
-                return Err(StoreError::format(
+                return Err(StoreError::format_anywhere(
                     path,
-                    0,
                     format!("a COTTAS base has columns s p o g (or s p o), found {}", other.join(" ")),
                 ))
             }
         };
         for c in meta.file_metadata().schema_descr().columns() {
             if c.physical_type() != PhysicalType::BYTE_ARRAY {
-                return Err(StoreError::format(path, 0, format!("column {} is not BYTE_ARRAY", c.name())));
+                return Err(StoreError::format_anywhere(
+                    path,
+                    format!("column {} is not BYTE_ARRAY", c.name()),
+                ));
             }
         }
         let mut rg_starts = vec![0u64];
@@ -114,6 +120,7 @@ impl Base {
             rg_starts,
             file_len,
             raw,
+            footer,
             chunk_digests: digests
                 .map(|d| d.chunks.iter().map(|c| ((c.rg, c.col), c.span.clone())).collect())
                 .unwrap_or_default(),
@@ -148,6 +155,10 @@ impl Base {
     pub fn path(&self) -> &Path {
         &self.path
     }
+    /// `(start, len)` of a column chunk, validated against the file.
+    pub fn chunk_range(&self, rg: usize, col: usize) -> (u64, u64) {
+        self.footer.chunk(rg, col)
+    }
     pub fn metadata(&self) -> &ParquetMetaData {
         self.reader.metadata()
     }
@@ -180,8 +191,12 @@ impl Base {
     }
 
     fn row_group(&self, rg: usize) -> Result<Box<dyn RowGroupReader + '_>, StoreError> {
-        self.reader
-            .get_row_group(rg)
+        let at = self.footer.chunk(rg, 0).0;
+        let refused = || {
+            StoreError::format(&self.path, at, format!("row group {rg}: the parquet library gave up on it"))
+        };
+        contained(|| self.reader.get_row_group(rg))
+            .map_err(|_| refused())?
             .map_err(|e| StoreError::parquet(&self.path, format!("row group {rg} does not open"), e))
     }
 
@@ -197,19 +212,17 @@ impl Base {
             .get_column_reader(col)
             .map_err(|e| StoreError::parquet(&self.path, format!("row group {rg} column {col}"), e))?;
         let ColumnReader::ByteArrayColumnReader(mut r) = reader else {
-            return Err(StoreError::format(&self.path, 0, format!("column {col} is not BYTE_ARRAY")));
+            return Err(StoreError::format_anywhere(&self.path, format!("column {col} is not BYTE_ARRAY")));
         };
         let mut values = Vec::with_capacity(rows);
         let mut defs = Vec::with_capacity(rows);
-        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            r.read_records(rows, Some(&mut defs), None, &mut values)
-        }));
+        let read = contained(|| r.read_records(rows, Some(&mut defs), None, &mut values));
         let (records, _, _) = match read {
             Ok(r) => r.map_err(|e| {
                 StoreError::parquet(&self.path, format!("row group {rg} column {col} pages"), e)
             })?,
             Err(_) => {
-                let at = group.metadata().column(col).byte_range().0;
+                let at = self.footer.chunk(rg, col).0;
                 return Err(StoreError::format(
                     &self.path,
                     at,
@@ -218,7 +231,7 @@ impl Base {
             }
         };
         if records != rows || values.len() != rows {
-            let at = group.metadata().column(col).byte_range().0;
+            let at = self.footer.chunk(rg, col).0;
             return Err(StoreError::format(
                 &self.path,
                 at,
@@ -246,7 +259,7 @@ impl Base {
         }
         self.check_chunk(rg, col)?;
         let meta = self.metadata().row_group(rg).column(col);
-        let (start, len) = meta.byte_range();
+        let (start, len) = self.footer.chunk(rg, col);
         let Some(bytes) = self.raw.get(start as usize..(start + len) as usize) else { return Ok(None) };
         let descr = meta.column_descr();
         let info = super::chunk::ChunkInfo {
@@ -280,7 +293,7 @@ impl Base {
         if col >= self.num_columns {
             return None;
         }
-        let group = self.reader.get_row_group(rg).ok()?;
+        let group = contained(|| self.reader.get_row_group(rg)).ok()?.ok()?;
         let filter = group.get_column_bloom_filter(col)?;
         Some(filter.check(&ByteArray::from(token.to_vec())))
     }
@@ -343,9 +356,8 @@ fn check_coverage(
         }
     }
     if d.chunks.len() != meta.row_groups().iter().map(|g| g.columns().len()).sum::<usize>() {
-        return Err(StoreError::format(
+        return Err(StoreError::format_anywhere(
             path,
-            0,
             "the digest file lists column chunks the footer does not have",
         ));
     }

@@ -89,7 +89,7 @@ pub fn compute(dir: &Path) -> Result<Digests, StoreError> {
     let base_path = dir.join(BASE);
     let bytes = std::fs::read(&base_path).map_err(|e| StoreError::io(&base_path, e))?;
     let (fo, fl) = footer_span(&bytes)
-        .ok_or_else(|| StoreError::format(&base_path, 0, "no Parquet footer (`PAR1`) at the end"))?;
+        .ok_or_else(|| StoreError::format_anywhere(&base_path, "no Parquet footer (`PAR1`) at the end"))?;
     let footer = span_of(&bytes, fo, fl).expect("footer_span is inside the file");
     let base = super::base::Base::open(&base_path)?;
     let head = span_of(&bytes, 0, 4).expect("a footer means at least 12 bytes");
@@ -131,7 +131,7 @@ pub fn write(dir: &Path) -> Result<Digests, StoreError> {
     let path = dir.join(DIGESTS);
     let mut text = serde_json::to_string_pretty(&d).unwrap_or_default();
     text.push('\n');
-    write_synced(&path, text.as_bytes()).map_err(|e| StoreError::io(&path, e))?;
+    write_synced(&path, text.as_bytes()).map_err(|e| StoreError::write(&path, e))?;
     Ok(d)
 }
 
@@ -152,9 +152,8 @@ pub fn read(dir: &Path) -> Result<Option<Digests>, StoreError> {
         )
     })?;
     if d.schema != SCHEMA || d.algorithm != "xxh64" {
-        return Err(StoreError::format(
+        return Err(StoreError::format_anywhere(
             &path,
-            0,
             format!("schema {:?} / algorithm {:?}: expected {SCHEMA} / xxh64", d.schema, d.algorithm),
         ));
     }

@@ -94,7 +94,7 @@ pub fn index(target: &Path) -> Result<IndexReport, StoreError> {
         }
         if action != Action::Kept {
             let tmp = dir.join(format!("{name}.tmp"));
-            write_synced(&tmp, &bytes).map_err(|e| StoreError::io(&tmp, e))?;
+            write_synced(&tmp, &bytes).map_err(|e| StoreError::write(&tmp, e))?;
             std::fs::rename(&tmp, &path).map_err(|e| StoreError::io(&path, e))?;
         }
         files.push((name, action));

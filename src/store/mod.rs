@@ -1,5 +1,8 @@
-//! The store on disk: layout, base and sidecar reading and writing, durable
-//! file steps, the read path, and the demo store.
+//! The store on disk: layout and versions, the base (reader, page decoder,
+//! writer), the sidecars (codecs' files, building them, `index`), the delta
+//! log (reading, the one writer, the sparse index), durable file steps, the
+//! base read path and the external sort every version writer shares. Nothing
+//! here merges the base with the log: that is [`crate::view`].
 
 pub mod sidecars;
 
@@ -9,12 +12,6 @@ pub mod base;
 pub mod base_writer;
 #[cfg(feature = "full")]
 pub mod chunk;
-#[cfg(feature = "full")]
-pub mod compact;
-#[cfg(feature = "full")]
-pub mod delta;
-#[cfg(feature = "full")]
-pub mod demo;
 #[cfg(feature = "full")]
 pub mod digests;
 #[cfg(feature = "full")]
@@ -32,9 +29,7 @@ pub mod open;
 #[cfg(feature = "full")]
 pub mod read;
 #[cfg(feature = "full")]
-pub mod repair;
-#[cfg(feature = "full")]
-pub mod verify;
+pub mod sort;
 #[cfg(feature = "full")]
 pub mod version_sink;
 #[cfg(feature = "full")]

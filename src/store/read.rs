@@ -212,7 +212,7 @@ impl ColumnCache {
                         let path = store.base.path();
                         return Err(StoreError::format(
                             path,
-                            store.base.metadata().row_group(rg).column(col).byte_range().0,
+                            store.base.chunk_range(rg, col).0,
                             format!(
                                 "row group {rg} row {row}: {:?} is not in .{}.dict, so the sidecars do not belong to this base; rebuild them with `cottas-tui index`",
                                 String::from_utf8_lossy(b),

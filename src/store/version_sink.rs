@@ -15,7 +15,7 @@ use super::fsutil::write_synced;
 use super::layout::BASE;
 use super::sidecars;
 use super::StoreError;
-use crate::import::ids::IdCollector;
+use crate::store::sidecars::ids::IdCollector;
 
 /// What the sink wrote.
 #[derive(Debug, Clone)]
@@ -89,7 +89,7 @@ impl VersionSink {
         if check {
             // The sort's order-preserving key: byte order of keys is SPOG order.
             let mut key = Vec::new();
-            crate::import::sort::encode_key(&mut key, row);
+            crate::store::sort::encode_key(&mut key, row);
             if self.rows > 0 && key <= self.last {
                 return Err(io::Error::other(format!(
                     "row {} is not after the previous one in SPOG order ({} {} {} {})",
@@ -157,7 +157,7 @@ impl VersionSink {
         let write = |i: usize| -> Result<(), StoreError> {
             let Some(bytes) = sidecars.file(i) else { return Ok(()) };
             let path = self.dir.join(format!("{BASE}{}", sidecars::SUFFIXES[i]));
-            write_synced(&path, &bytes).map_err(|e| StoreError::io(&path, e))
+            write_synced(&path, &bytes).map_err(|e| StoreError::write(&path, e))
         };
         // The subject dictionary is about half of all sidecar bytes.
         std::thread::scope(|s| {

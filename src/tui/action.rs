@@ -405,7 +405,7 @@ fn ask_compaction(app: &mut App) {
     if app.compaction.is_some() {
         return;
     }
-    match crate::store::compact::plan(&app.chunk) {
+    match crate::compact::plan(&app.chunk) {
         Ok(p) if p.nothing_to_fold() => app.status = "nothing to fold: the log has no visible batch".into(),
         Ok(p) => {
             app.confirm = Some(Confirm {
@@ -421,7 +421,7 @@ fn ask_compaction(app: &mut App) {
 /// `:repair truncate-torn-tail | reset-current | rebuild-sidecars vN`: the
 /// plan in a dialog, applied only on `y`.
 fn ask_repair(app: &mut App, arg: &str) {
-    use crate::store::repair;
+    use crate::triage::repair;
     if !app.write {
         app.status = "read-only: start with --write to repair".into();
         return;

@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::compact::CompactProgress;
 use crate::format::kind::{self, FileKind};
 use crate::format::span::Span;
-use crate::store::compact::CompactProgress;
 use crate::store::layout::{self, BASE, CURRENT, LOG};
 use crate::store::versions::{self, Listing};
 
@@ -41,12 +41,13 @@ impl Tab {
     }
 }
 
-/// A check shown as ✓ / ✗ / – (not applicable).
+/// A check shown as ✓ / ✗ / – (not applicable) / … (not checked yet).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Check {
     Ok,
     Bad,
     NotApplicable,
+    Pending,
 }
 
 #[derive(Clone, Debug)]
@@ -253,6 +254,20 @@ impl App {
         self.listing.as_ref()?.versions.get(self.version_sel).map(|v| v.path.clone())
     }
 
+    /// What a file's checksum column shows: for the log, what its index
+    /// found (every batch checksum, and whether anything follows the last
+    /// committed batch); pending until the index is built.
+    pub fn checksum_check(&self, file: &FileRow) -> Check {
+        if file.kind != Some(FileKind::DeltaLog) || file.path != self.log_path() {
+            return file.checksum;
+        }
+        match &self.log {
+            None => Check::Pending,
+            Some(ix) if ix.error.is_some() || ix.tail != crate::store::log::Tail::Clean => Check::Bad,
+            Some(_) => Check::Ok,
+        }
+    }
+
     pub fn current_marker(&self) -> Option<u64> {
         self.listing.as_ref()?.versions.iter().find(|v| v.is_current).and_then(|v| v.marker)
     }
@@ -342,8 +357,9 @@ pub fn file_row(chunk: &Path, path: &Path) -> FileRow {
         Some(k) => {
             let magic_ok = n >= 4 && head[..4] == k.magic();
             let version_ok = n >= 8 && head[4..8] == [1, 0, 0, 0];
-            // The log's batch checksums are checked by the log index.
-            (check(magic_ok), check(version_ok), if k == FileKind::DeltaLog { Check::Ok } else { na })
+            // The log's batch checksums are checked by the log index, on a
+            // worker: until it reports, nothing has been checked.
+            (check(magic_ok), check(version_ok), if k == FileKind::DeltaLog { Check::Pending } else { na })
         }
     };
     FileRow { path: path.to_path_buf(), name, size, kind, magic, version, checksum }

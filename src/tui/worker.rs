@@ -11,14 +11,14 @@ use spareval::{CancellationToken, QueryEvaluator, QueryResults};
 use spargebra::SparqlParser;
 
 use super::state::QueryTable;
+use crate::compact::{self, CompactOptions, CompactProgress};
 use crate::sparql::dataset::StoreDataset;
 use crate::sparql::limits::spawn_request_thread;
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
-use crate::store::compact::{self, CompactOptions, CompactProgress};
-use crate::store::delta::Overlay;
 use crate::store::log::index::LogIndex;
 use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Explain};
+use crate::view::overlay::Overlay;
 
 /// Rows kept for display; the status line says when a result has more.
 pub const MAX_ROWS: usize = 10_000;
@@ -47,7 +47,7 @@ pub fn spawn_update(chunk: PathBuf, text: String, tx: Sender<Msg>) {
 /// A repair through the same code as `cottas-tui repair … --yes`.
 pub fn spawn_repair(chunk: PathBuf, what: super::state::RepairKind, tx: Sender<Msg>) {
     use super::state::RepairKind;
-    use crate::store::repair;
+    use crate::triage::repair;
     std::thread::spawn(move || {
         let wait = Some(std::time::Duration::from_secs(5));
         let r = match &what {

@@ -185,9 +185,8 @@ impl LogWriter {
             _ => None,
         };
         if epoch == u64::MAX && marker.is_some() {
-            return Err(StoreError::format(
+            return Err(StoreError::format_anywhere(
                 &path,
-                0,
                 "the compacted epoch is u64::MAX: no epoch is left to stamp",
             ));
         }
@@ -302,7 +301,7 @@ fn ensure_log(path: &Path, chunk: &Path) -> Result<bool, StoreError> {
         return Ok(false);
     }
     let tmp = chunk.join(format!(".{LOG}.new.{}", std::process::id()));
-    write_synced(&tmp, &deltalog::encode_header()).map_err(|e| StoreError::io(&tmp, e))?;
+    write_synced(&tmp, &deltalog::encode_header()).map_err(|e| StoreError::write(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
     sync_dir(chunk).map_err(|e| StoreError::io(chunk, e))?;
     Ok(true)
@@ -313,7 +312,7 @@ fn ensure_log(path: &Path, chunk: &Path) -> Result<bool, StoreError> {
 pub fn save_cut_bytes(chunk: &Path, bytes: &[u8], end: u64) -> Result<PathBuf, StoreError> {
     let now = utc_timestamp(unix_now()).replace(':', "");
     let saved_to = chunk.join(format!("{LOG}.cut-at-{end}.{now}"));
-    write_synced(&saved_to, &bytes[end as usize..]).map_err(|e| StoreError::io(&saved_to, e))?;
+    write_synced(&saved_to, &bytes[end as usize..]).map_err(|e| StoreError::write(&saved_to, e))?;
     sync_dir(chunk).map_err(|e| StoreError::io(chunk, e))?;
     Ok(saved_to)
 }

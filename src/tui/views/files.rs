@@ -22,7 +22,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 Line::from(file.kind.map_or("other", |k| k.id())),
                 Line::from(check_cell(file.magic)),
                 Line::from(check_cell(file.version)),
-                Line::from(check_cell(file.checksum)),
+                Line::from(check_cell(app.checksum_check(file))),
             ]);
             if i == app.file_sel {
                 r.style(selected())

@@ -146,6 +146,7 @@ pub fn check_cell(c: Check) -> Span<'static> {
         Check::Ok => Span::styled("✓", Style::new().fg(Color::Green)),
         Check::Bad => Span::styled("✗", Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)),
         Check::NotApplicable => Span::styled("–", Style::new().add_modifier(Modifier::DIM)),
+        Check::Pending => Span::styled("…", Style::new().add_modifier(Modifier::DIM)),
     }
 }
 

@@ -27,25 +27,35 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::delta::{canonical_token, GraphDelta, Key, Overlay};
-use super::fsutil::{replace_symlink, sync_dir, unix_now, utc_timestamp, write_synced};
-use super::layout::{self, Resolution, BASE, CURRENT, LOG, MARKER};
-use super::log::writer::{debug_pause, WriterLock};
-use super::log::Log;
-use super::open::Store;
-use super::read::ColumnCache;
-use super::version_sink::VersionSink;
-use super::StoreError;
 use crate::format::deltalog::{self, Batch};
 use crate::format::epoch::{self, EpochMarker};
 use crate::format::term::DEFAULT_GRAPH;
 use crate::store::base_writer::BaseOptions;
+use crate::store::fsutil::{replace_symlink, sync_dir, unix_now, utc_timestamp, write_synced};
+use crate::store::layout::{self, Resolution, BASE, CURRENT, LOG, MARKER};
+use crate::store::log::writer::{debug_pause, WriterLock};
+use crate::store::log::Log;
+use crate::store::open::Store;
+use crate::store::read::ColumnCache;
+use crate::store::sort::{decode_key_into, encode_key, split_key, Sorter};
+use crate::store::version_sink::{VersionSink, Written};
+use crate::store::StoreError;
+use crate::view::overlay::{canonical_token, Key, Overlay};
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct CompactOptions {
     pub base: BaseOptions,
     /// How long to wait for the writer lock at the swap.
     pub wait: Option<Duration>,
+    /// Bytes of rows a fold may hold when the base is not in SPOG order and
+    /// must be re-sorted; beyond it, sorted runs spill to the version's temp dir.
+    pub memory_limit: usize,
+}
+
+impl Default for CompactOptions {
+    fn default() -> Self {
+        CompactOptions { base: BaseOptions::default(), wait: None, memory_limit: 1 << 30 }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,7 +213,7 @@ fn make_plan(chunk: &Path, store: &Store, snap: &Log) -> Result<CompactPlan, Sto
     let visible: Vec<&Batch> = snap.visible(old).map(|f| &f.batch).collect();
     let (mut adds, mut removes, mut graph_ops) = (0, 0, 0);
     for b in &visible {
-        let (a, r, g) = super::log::writer::count_ops(&b.entries);
+        let (a, r, g) = crate::store::log::writer::count_ops(&b.entries);
         (adds, removes, graph_ops) = (adds + a, removes + r, graph_ops + g);
     }
     let lo = visible.iter().map(|b| b.epoch).min();
@@ -262,7 +272,7 @@ pub fn compact(
     let overlay = Overlay::from_batches(&store, &cache, &snap.frames)?;
 
     // What killed compactions left behind (their processes are gone).
-    super::versions::remove_dead_debris(chunk)?;
+    crate::store::versions::remove_dead_debris(chunk)?;
     let tmp = chunk.join(format!(".{}.compact-tmp.{}", plan.to_version, std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
@@ -340,9 +350,8 @@ fn swap(chunk: &Path, log_path: &Path, snap: &Log, plan: &CompactPlan) -> Result
     let now = read_log(log_path)?;
     let prefix = snap.committed_len() as usize;
     if now.bytes.len() < prefix || now.bytes[..prefix] != snap.bytes[..prefix] {
-        return Err(StoreError::format(
+        return Err(StoreError::format_anywhere(
             log_path,
-            0,
             "the log's committed bytes changed while compacting (it was cut or rewritten, not appended to); nothing was swapped, run the compaction again",
         ));
     }
@@ -355,7 +364,7 @@ fn swap(chunk: &Path, log_path: &Path, snap: &Log, plan: &CompactPlan) -> Result
         .collect();
     if now.bytes.len() as u64 > now.committed_len() {
         // A torn tail from a writer that died: keep it, as the writer would.
-        super::log::writer::save_cut_bytes(chunk, &now.bytes, now.committed_len())?;
+        crate::store::log::writer::save_cut_bytes(chunk, &now.bytes, now.committed_len())?;
     }
     let encode = |batches: &[Batch]| {
         let mut out = deltalog::encode_header();
@@ -386,38 +395,66 @@ fn swap(chunk: &Path, log_path: &Path, snap: &Log, plan: &CompactPlan) -> Result
 fn replace_file(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!("{name}.tmp.{}", std::process::id()));
-    write_synced(&tmp, bytes).map_err(|e| StoreError::io(&tmp, e))?;
+    write_synced(&tmp, bytes).map_err(|e| StoreError::write(&tmp, e))?;
     fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
     sync_dir(dir).map_err(|e| StoreError::io(dir, e))
 }
 
-/// The merge of base rows and added quads into `dir`.
+/// The merge of base rows and added quads into `dir`. A base in SPOG order
+/// (every base this program writes) streams through a merge with the added
+/// quads; any other order (factoidal's `--row-order cs`, a DuckDB file) is
+/// found at its first row out of order, and the fold starts again through
+/// the external sort, within `opts.memory_limit`.
 fn fold_into(
     dir: &Path,
     store: &Store,
     overlay: &Overlay,
     opts: &CompactOptions,
     progress: &mut dyn FnMut(u64, u64, u64),
-) -> Result<super::version_sink::Written, StoreError> {
+) -> Result<Written, StoreError> {
     let spill = dir.join(".spill");
-    fs::create_dir_all(&spill).map_err(|e| StoreError::io(&spill, e))?;
-    let mut sink = VersionSink::create(dir, &spill, &opts.base)?;
-    let base_path = dir.join(BASE);
-    let sink_err = |e: std::io::Error| StoreError::format(&base_path, 0, e.to_string());
+    fs::create_dir_all(&spill).map_err(|e| StoreError::write(&spill, e))?;
+    let added = overlay.added_sorted();
+    let written = match fold_sorted(dir, &spill, store, overlay, &added, opts, progress)? {
+        Some(w) => w,
+        None => {
+            let _ = fs::remove_dir_all(dir.join(BASE));
+            fold_by_sorting(dir, &spill, store, overlay, &added, opts, progress)?
+        }
+    };
+    fs::remove_dir_all(&spill).map_err(|e| StoreError::write(&spill, e))?;
+    Ok(written)
+}
 
-    let mut added: Vec<&Key> = overlay.graphs.values().flat_map(|g| g.added.iter().map(|k| &**k)).collect();
-    added.sort_unstable_by(|a, b| as_row(a).cmp(&as_row(b)));
+/// Streams base rows in file order, merging the added quads in; `None` at
+/// the first base row that is not after the previous one.
+fn fold_sorted(
+    dir: &Path,
+    spill: &Path,
+    store: &Store,
+    overlay: &Overlay,
+    added: &[&Key],
+    opts: &CompactOptions,
+    progress: &mut dyn FnMut(u64, u64, u64),
+) -> Result<Option<Written>, StoreError> {
+    let mut sink = VersionSink::create(dir, spill, &opts.base)?;
+    let base_path = dir.join(BASE);
+    let sink_err = |e: std::io::Error| StoreError::write(&base_path, e);
     let total = store.base.num_rows() + added.len() as u64;
     let mut next_added = 0;
-    let mut graph_states: Vec<(Vec<u8>, Option<&GraphDelta>)> = Vec::new();
-    for rg in 0..store.base.num_row_groups() {
-        let cols: Vec<_> = (0..4).map(|c| store.base.read_column(rg, c)).collect::<Result<_, _>>()?;
-        let rows = cols[0].len();
-        #[allow(clippy::needless_range_loop)] // one row across four columns
-        for i in 0..rows {
-            let row: [&[u8]; 4] = std::array::from_fn(|c| cols[c][i].data());
-            if !keep_base_row(row, overlay, &mut graph_states) {
-                continue;
+    let mut graphs = GraphKeys::default();
+    let (mut last, mut key) = (Vec::new(), Vec::new());
+    let in_order = each_base_row(
+        store,
+        |row| {
+            key.clear();
+            encode_key(&mut key, row);
+            if !last.is_empty() && key <= last {
+                return Ok(false);
+            }
+            std::mem::swap(&mut last, &mut key);
+            if !graphs.keeps(row, overlay) {
+                return Ok(true);
             }
             while next_added < added.len() && as_row(added[next_added]) < row {
                 sink.push(as_row(added[next_added])).map_err(sink_err)?;
@@ -427,56 +464,130 @@ fn fold_into(
                 next_added += 1;
             }
             sink.push(row).map_err(sink_err)?;
-        }
-        let bytes = fs::metadata(&base_path).map(|m| m.len()).unwrap_or(0);
-        progress(sink.rows(), total, bytes);
+            Ok(true)
+        },
+        |rows| progress(rows, total, fs::metadata(&base_path).map(|m| m.len()).unwrap_or(0)),
+    )?;
+    if !in_order {
+        return Ok(None);
     }
     for k in &added[next_added..] {
         sink.push(as_row(k)).map_err(sink_err)?;
     }
     let written = sink.finish()?;
     progress(written.rows, total, written.base_bytes);
-    fs::remove_dir_all(&spill).map_err(|e| StoreError::io(&spill, e))?;
+    Ok(Some(written))
+}
+
+/// Every kept base row and every added quad through the external sort (which
+/// also drops repeats), then into the sink.
+fn fold_by_sorting(
+    dir: &Path,
+    spill: &Path,
+    store: &Store,
+    overlay: &Overlay,
+    added: &[&Key],
+    opts: &CompactOptions,
+    progress: &mut dyn FnMut(u64, u64, u64),
+) -> Result<Written, StoreError> {
+    let base_path = dir.join(BASE);
+    let spill_err = |e: std::io::Error| StoreError::write(spill, e);
+    let total = store.base.num_rows() + added.len() as u64;
+    let mut sorter = Sorter::new(opts.memory_limit / 2, spill);
+    let mut graphs = GraphKeys::default();
+    each_base_row(
+        store,
+        |row| {
+            if graphs.keeps(row, overlay) {
+                sorter.push(row).map_err(spill_err)?;
+            }
+            Ok(true)
+        },
+        |_| progress(0, total, 0),
+    )?;
+    for k in added {
+        sorter.push(as_row(k)).map_err(spill_err)?;
+    }
+    let mut sink = VersionSink::create(dir, spill, &opts.base)?;
+    let mut cols: [Vec<u8>; 4] = Default::default();
+    sorter
+        .finish(|key| {
+            // The sort yields distinct rows in SPOG order.
+            if let Some(row) = split_key(key) {
+                return sink.push_unchecked(row, false);
+            }
+            cols.iter_mut().for_each(Vec::clear);
+            let at = decode_key_into(key, &mut cols);
+            sink.push_unchecked(std::array::from_fn(|c| &cols[c][at[c]..]), false)
+        })
+        .map_err(|e| StoreError::write(&base_path, e))?;
+    let written = sink.finish()?;
+    progress(written.rows, total, written.base_bytes);
     Ok(written)
+}
+
+/// Calls `on_row` with every base row in file order, row group by row group,
+/// and `on_group` (with the base rows seen so far) after each group. Stops,
+/// returning `false`, when `on_row` does.
+fn each_base_row(
+    store: &Store,
+    mut on_row: impl FnMut([&[u8]; 4]) -> Result<bool, StoreError>,
+    mut on_group: impl FnMut(u64),
+) -> Result<bool, StoreError> {
+    let mut seen = 0u64;
+    for rg in 0..store.base.num_row_groups() {
+        let cols: Vec<_> = (0..4).map(|c| store.base.read_column(rg, c)).collect::<Result<_, _>>()?;
+        #[allow(clippy::needless_range_loop)] // one row across four columns
+        for i in 0..cols[0].len() {
+            if !on_row(std::array::from_fn(|c| cols[c][i].data()))? {
+                return Ok(false);
+            }
+        }
+        seen += cols[0].len() as u64;
+        on_group(seen);
+    }
+    Ok(true)
 }
 
 fn as_row(k: &Key) -> [&[u8]; 4] {
     std::array::from_fn(|c| k[c].as_bytes())
 }
 
-/// Whether a base row survives the overlay: its graph not cleared, the
-/// quad not removed. Graph states are looked up once per distinct g token.
-fn keep_base_row<'o>(
-    row: [&[u8]; 4],
-    overlay: &'o Overlay,
-    states: &mut Vec<(Vec<u8>, Option<&'o GraphDelta>)>,
-) -> bool {
-    let state = match states.iter().find(|(g, _)| g.as_slice() == row[3]) {
-        Some((_, s)) => *s,
-        None => {
-            let key = if row[3] == DEFAULT_GRAPH.as_bytes() {
-                DEFAULT_GRAPH.to_string()
-            } else {
-                canonical_token(row[3]).unwrap_or_default()
-            };
-            let s = overlay.graphs.get(&key);
-            states.push((row[3].to_vec(), s));
-            s
+/// The canonical graph token of each distinct g cell, so a base row whose
+/// graph the overlay does not touch is kept without rendering its terms.
+#[derive(Default)]
+struct GraphKeys {
+    seen: Vec<(Vec<u8>, String)>,
+}
+
+impl GraphKeys {
+    /// Whether a base row survives the overlay ([`Overlay::hides`] decides).
+    fn keeps(&mut self, row: [&[u8]; 4], overlay: &Overlay) -> bool {
+        if overlay.graphs.is_empty() {
+            return true;
         }
-    };
-    match state {
-        None => true,
-        Some(g) if g.cleared => false,
-        Some(g) if g.removed.is_empty() => true,
-        Some(g) => {
-            let key: Key = std::array::from_fn(|c| canonical_token(row[c]).unwrap_or_default());
-            !g.removed.contains(&key)
+        let g = match self.seen.iter().find(|(raw, _)| raw.as_slice() == row[3]) {
+            Some((_, g)) => g.clone(),
+            None => {
+                let g = if row[3] == DEFAULT_GRAPH.as_bytes() {
+                    DEFAULT_GRAPH.to_string()
+                } else {
+                    canonical_token(row[3]).unwrap_or_default()
+                };
+                self.seen.push((row[3].to_vec(), g.clone()));
+                g
+            }
+        };
+        if !overlay.graphs.contains_key(&g) {
+            return true;
         }
+        let t: [String; 3] = std::array::from_fn(|c| canonical_token(row[c]).unwrap_or_default());
+        !overlay.hides([&t[0], &t[1], &t[2], &g])
     }
 }
 
-fn write_summary(dir: &Path, plan: &CompactPlan, w: &super::version_sink::Written) -> Result<(), StoreError> {
-    let suffixes: Vec<&str> = super::sidecars::SUFFIXES
+fn write_summary(dir: &Path, plan: &CompactPlan, w: &Written) -> Result<(), StoreError> {
+    let suffixes: Vec<&str> = crate::store::sidecars::SUFFIXES
         .iter()
         .copied()
         .filter(|s| dir.join(format!("{BASE}{s}")).exists())
@@ -501,5 +612,5 @@ fn write_summary(dir: &Path, plan: &CompactPlan, w: &super::version_sink::Writte
     let path = dir.join("summary.json");
     let mut text = serde_json::to_string_pretty(&v).unwrap_or_default();
     text.push('\n');
-    write_synced(&path, text.as_bytes()).map_err(|e| StoreError::io(&path, e))
+    write_synced(&path, text.as_bytes()).map_err(|e| StoreError::write(&path, e))
 }

@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::fsutil::{replace_symlink, sync_dir, write_synced};
 use crate::format::deltalog::{self, Batch, Entry, Object, Quad, Subject};
 use crate::format::epoch::{self, EpochMarker};
 use crate::format::term;
 use crate::format::transport::Transport;
 use crate::import::ImportOptions;
+use crate::store::fsutil::{replace_symlink, sync_dir, write_synced};
 
-const DEMO_NQ: &str = include_str!("../../assets/demo.nq");
-const DEMO_V2_NQ: &str = include_str!("../../assets/demo-v2-additions.nq");
+const DEMO_NQ: &str = include_str!("../assets/demo.nq");
+const DEMO_V2_NQ: &str = include_str!("../assets/demo-v2-additions.nq");
 const EX: &str = "https://demo.cottas.example";
 
 pub fn default_dir() -> PathBuf {

@@ -11,12 +11,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use super::log::{is_visible, Log};
-use super::open::Store;
-use super::read::{ColumnCache, Pattern};
-use super::StoreError;
 use crate::format::deltalog::{self, Entry, StopReason};
 use crate::format::term::{self, Escaping, Term};
+use crate::store::log::{is_visible, Log};
+use crate::store::open::Store;
+use crate::store::read::{ColumnCache, Pattern};
+use crate::store::StoreError;
 
 /// Four canonical tokens: s, p, o, g (`DEFAULT` for the default graph).
 pub type Key = [String; 4];
@@ -232,6 +232,26 @@ impl Overlay {
             }
         }
         Ok(())
+    }
+
+    /// Every added quad, in SPOG order of their canonical tokens.
+    pub fn added_sorted(&self) -> Vec<&Key> {
+        let mut added: Vec<&Key> = self.graphs.values().flat_map(|g| g.added.iter().map(|k| &**k)).collect();
+        // Arrays of strings order column by column, byte-wise: SPOG order.
+        added.sort_unstable();
+        added
+    }
+
+    /// Whether the overlay hides the base quad `q` (canonical tokens, `DEFAULT`
+    /// for the default graph): its graph cleared or dropped, or the quad
+    /// removed, by a visible batch.
+    pub fn hides(&self, q: [&str; 4]) -> bool {
+        match self.graphs.get(q[3]) {
+            None => false,
+            Some(g) if g.cleared => true,
+            Some(g) if g.removed.is_empty() => false,
+            Some(g) => g.removed.contains(&q.map(str::to_string)),
+        }
     }
 
     /// Graph names (canonical tokens, not `DEFAULT`) that the log mentions.

@@ -4,6 +4,9 @@
 //! boundaries, so this one builder serves import, compaction, `index`, and
 //! `verify --deep` (which rebuilds in memory and compares byte for byte).
 
+#[cfg(feature = "full")]
+pub mod ids;
+
 use std::collections::HashMap;
 
 use crate::format::dict::{self, Dict};

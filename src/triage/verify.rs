@@ -23,18 +23,18 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::base::Base;
-use super::digests;
-use super::layout::{self, BASE, CURRENT, LOG, MARKER};
-use super::log::{is_visible, Log};
-use super::open::read_marker;
-use super::sidecars::{self, sidecar_path, SUFFIXES};
-use super::StoreError;
 use crate::format::dict::Dict;
 use crate::format::presence::Presence;
 use crate::format::s_offsets::SOffsets;
 use crate::format::transport::Transport;
 use crate::format::{dict, p_offsets, po_presence, presence, s_offsets, FormatError};
+use crate::store::base::Base;
+use crate::store::digests;
+use crate::store::layout::{self, BASE, CURRENT, LOG, MARKER};
+use crate::store::log::{is_visible, Log};
+use crate::store::open::read_marker;
+use crate::store::sidecars::{self, sidecar_path, SUFFIXES};
+use crate::store::StoreError;
 
 pub const SCHEMA: &str = "cottas-tui.verify/1";
 
@@ -119,11 +119,7 @@ impl Ctx {
         self.add(file, offset, Severity::Error, check, msg, next);
     }
     fn store_error(&mut self, file: &Path, check: &'static str, e: &StoreError, next: Option<String>) {
-        let offset = match e {
-            StoreError::Format { offset, .. } => Some(*offset),
-            _ => None,
-        };
-        self.error(file, offset, check, strip_path(&e.to_string(), file), next);
+        self.error(file, e.offset(), check, strip_path(&e.to_string(), file), next);
     }
     fn format_error(&mut self, file: &Path, check: &'static str, e: &FormatError, next: Option<String>) {
         let text = e.to_string();
@@ -176,7 +172,7 @@ pub fn verify(target: &Path, opts: VerifyOptions) -> Result<Report, StoreError> 
             verify_version(&mut cx, dir, opts);
         }
         verify_log(&mut cx, &target.join(LOG), current_marker);
-        if let Ok(listing) = super::versions::list(target) {
+        if let Ok(listing) = crate::store::versions::list(target) {
             for d in listing.debris.iter().filter(|d| d.live_pid.is_none()) {
                 cx.add(
                     &d.path,

@@ -7,12 +7,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::fsutil::{replace_symlink, sync_dir, write_synced};
-use super::index::{self, backup_dir};
-use super::layout::{CURRENT, LOG};
-use super::log::writer::WriterLock;
-use super::log::Log;
-use super::StoreError;
+use crate::store::fsutil::{replace_symlink, sync_dir, write_synced};
+use crate::store::index::{self, backup_dir};
+use crate::store::layout::{CURRENT, LOG};
+use crate::store::log::writer::WriterLock;
+use crate::store::log::Log;
+use crate::store::StoreError;
 
 /// One planned repair, in words a person can check before saying yes.
 #[derive(Clone, Debug)]
@@ -77,7 +77,7 @@ pub fn truncate_tail(chunk: &Path, wait: Option<Duration>) -> Result<Applied, St
     let backup = chunk_backup(chunk);
     fs::create_dir_all(&backup).map_err(|e| StoreError::io(&backup, e))?;
     let kept = backup.join(LOG);
-    write_synced(&kept, bytes).map_err(|e| StoreError::io(&kept, e))?;
+    write_synced(&kept, bytes).map_err(|e| StoreError::write(&kept, e))?;
     let f = fs::OpenOptions::new().write(true).open(&path).map_err(|e| StoreError::io(&path, e))?;
     f.set_len(end).and_then(|_| f.sync_all()).map_err(|e| StoreError::io(&path, e))?;
     let mut lines = plan.lines;
@@ -119,7 +119,7 @@ pub fn rebuild_sidecars(chunk: &Path, version: &str, wait: Option<Duration>) -> 
 
 /// Pointing `current` at the newest complete version.
 pub fn plan_reset_current(chunk: &Path) -> Result<(RepairPlan, Option<String>), StoreError> {
-    let listing = super::versions::list(chunk)?;
+    let listing = crate::store::versions::list(chunk)?;
     let Some(newest) = listing.versions.iter().rev().find(|v| v.complete) else {
         return Err(StoreError::not_a_store(chunk, "no complete version to point `current` at"));
     };
@@ -156,7 +156,7 @@ pub fn reset_current(chunk: &Path, wait: Option<Duration>) -> Result<Applied, St
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "(missing)".into());
     let note = backup.join("current.previous");
-    write_synced(&note, format!("{previous}\n").as_bytes()).map_err(|e| StoreError::io(&note, e))?;
+    write_synced(&note, format!("{previous}\n").as_bytes()).map_err(|e| StoreError::write(&note, e))?;
     replace_symlink(chunk, CURRENT, &target).map_err(|e| StoreError::io(&chunk.join(CURRENT), e))?;
     sync_dir(chunk).map_err(|e| StoreError::io(chunk, e))?;
     let mut lines = plan.lines;

@@ -1,0 +1,232 @@
+//! The Parquet framing of `data.cottas` and its footer, read once and
+//! validated before anything trusts it.
+//!
+//! Layout (reference §3): `PAR1`, column chunks, optional page indexes, the
+//! Thrift-compact `FileMetaData`, its length (u32 LE), `PAR1`. The framing is
+//! decoded here with spans; the Thrift structure by the parquet crate's
+//! decoder, which is not written for hostile input: some damaged footers make
+//! it panic, and it hands back chunk offsets and sizes that the crate's own
+//! accessors then panic on ("column start and length should not be
+//! negative"). So [`read_footer`] runs that decoder contained, then checks
+//! every number a reader will use — row counts, every chunk's start and length,
+//! its page offsets — against the file, and names the first bad one with the
+//! byte offset of the footer and what was expected. Every reader of a base
+//! (the store, `dump`, the digests, the TUI) comes through here, so a footer
+//! either passes these checks once or is refused everywhere with the same text.
+
+use std::sync::Arc;
+
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+
+use super::error::ErrorKind;
+use super::{FormatError, Role, Span};
+
+pub const PAR1: [u8; 4] = *b"PAR1";
+
+/// The validated footer of a base.
+#[derive(Debug, Clone)]
+pub struct Footer {
+    pub meta: Arc<ParquetMetaData>,
+    /// Where the Thrift metadata starts, and its length.
+    pub metadata_start: u64,
+    pub metadata_len: u64,
+    /// Byte range of every column chunk, by row group then column: checked to
+    /// lie between the leading magic and the metadata.
+    pub chunks: Vec<Vec<(u64, u64)>>,
+    /// Spans of the framing (magic, metadata, length, trailing magic).
+    pub spans: Vec<Span>,
+}
+
+impl Footer {
+    /// `(start, len)` of column `col` of row group `rg`.
+    pub fn chunk(&self, rg: usize, col: usize) -> (u64, u64) {
+        self.chunks[rg][col]
+    }
+}
+
+fn span(name: &str, start: u64, end: u64, role: Role, value: Option<String>) -> Span {
+    Span { name: name.into(), range: start..end, role, value, reason: None }
+}
+
+/// The framing's spans and where the metadata lies, or the first error. The
+/// spans read so far are returned with the error, for the hex view.
+pub fn framing(bytes: &[u8]) -> (Vec<Span>, Result<(u64, u64), FormatError>) {
+    let len = bytes.len() as u64;
+    let head = &bytes[..bytes.len().min(4)];
+    let mut spans = vec![span(
+        "magic",
+        0,
+        head.len() as u64,
+        Role::Magic,
+        Some(format!("{:?}", String::from_utf8_lossy(head))),
+    )];
+    if head != PAR1 {
+        return (
+            spans,
+            Err(FormatError::new(0, ErrorKind::UnknownMagic { expected: PAR1, found: head.to_vec() })),
+        );
+    }
+    if len < 12 {
+        let kind = ErrorKind::Truncated { field: "footer".into(), needed: 12, file_len: len };
+        return (spans, Err(FormatError::new(len, kind)));
+    }
+    let tail = &bytes[bytes.len() - 4..];
+    let footer_len =
+        u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap_or([0; 4])) as u64;
+    let meta_start = (len - 8).saturating_sub(footer_len);
+    spans.push(span("footer.metadata", meta_start.max(4), len - 8, Role::Payload, None));
+    spans.push(span("footer.length", len - 8, len - 4, Role::Length, Some(footer_len.to_string())));
+    spans.push(span(
+        "footer.magic",
+        len - 4,
+        len,
+        Role::Magic,
+        Some(format!("{:?}", String::from_utf8_lossy(tail))),
+    ));
+    if tail != PAR1 {
+        let detail = format!(
+            "expected PAR1 at the end of the file, found {tail:02x?}: the file is truncated or was not finished"
+        );
+        return (spans, Err(FormatError::structure(len - 4, "footer.magic", detail)));
+    }
+    if footer_len + 12 > len {
+        let kind =
+            ErrorKind::Truncated { field: "footer.metadata".into(), needed: footer_len, file_len: len };
+        return (spans, Err(FormatError::new(len - 8, kind)));
+    }
+    (spans, Ok((meta_start, footer_len)))
+}
+
+/// Reads and validates the footer of the Parquet file `bytes`.
+pub fn read_footer(bytes: &[u8]) -> Result<Footer, (Vec<Span>, FormatError)> {
+    let (spans, framed) = framing(bytes);
+    let (start, len) = match framed {
+        Ok(x) => x,
+        Err(e) => return Err((spans, e)),
+    };
+    let metadata = &bytes[start as usize..(start + len) as usize];
+    let decoded = contained(|| ParquetMetaDataReader::decode_metadata(metadata));
+    let meta = match decoded {
+        Ok(Ok(m)) => m,
+        Ok(Err(e)) => {
+            let detail = format!("the Thrift footer does not decode: {e}");
+            return Err((spans, FormatError::structure(start, "footer.metadata", detail)));
+        }
+        Err(_) => {
+            let detail =
+                "the Thrift footer does not decode (a field holds a value no Parquet writer produces)";
+            return Err((spans, FormatError::structure(start, "footer.metadata", detail)));
+        }
+    };
+    match check_numbers(&meta, start) {
+        Ok(chunks) => {
+            Ok(Footer { meta: Arc::new(meta), metadata_start: start, metadata_len: len, chunks, spans })
+        }
+        Err(e) => Err((spans, e)),
+    }
+}
+
+thread_local! {
+    static CONTAINING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A panic inside the parquet crate, contained by [`contained`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Contained;
+
+/// Runs `f`, a call into the parquet crate on bytes that may be hostile; a
+/// panic there becomes `Err(Contained)`, and prints nothing (the caller reports the
+/// damage with its offset). Panics anywhere else still print as usual.
+pub fn contained<T>(f: impl FnOnce() -> T) -> Result<T, Contained> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !CONTAINING.with(|c| c.get()) {
+                previous(info)
+            }
+        }));
+    });
+    let was = CONTAINING.with(|c| c.replace(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| Contained);
+    CONTAINING.with(|c| c.set(was));
+    r
+}
+
+/// Every number a reader takes from the footer, against the file: row
+/// counts not negative and adding up, each chunk within `4..metadata_start`
+/// and its pages inside it, the schema's column count matched by every row
+/// group. Returns the chunks' byte ranges.
+fn check_numbers(meta: &ParquetMetaData, metadata_start: u64) -> Result<Vec<Vec<(u64, u64)>>, FormatError> {
+    let bad = |detail: String| FormatError::structure(metadata_start, "footer.metadata", detail);
+    let columns = meta.file_metadata().schema_descr().num_columns();
+    let mut rows = 0i64;
+    let mut chunks = Vec::with_capacity(meta.num_row_groups());
+    for (rg, g) in meta.row_groups().iter().enumerate() {
+        if g.num_rows() < 0 {
+            return Err(bad(format!(
+                "row group {rg} has {} rows; expected a count of 0 or more",
+                g.num_rows()
+            )));
+        }
+        rows = rows.saturating_add(g.num_rows());
+        if g.num_columns() != columns {
+            return Err(bad(format!(
+                "row group {rg} has {} column chunks; the schema has {columns} columns",
+                g.num_columns()
+            )));
+        }
+        let mut ranges = Vec::with_capacity(columns);
+        for (col, c) in g.columns().iter().enumerate() {
+            // The chunk starts at its dictionary page if it has one (as the
+            // parquet crate's page reader assumes), else at its first data page.
+            let first_page = c.dictionary_page_offset().unwrap_or(c.data_page_offset());
+            let (start, size) = (first_page, c.compressed_size());
+            let end = start.checked_add(size);
+            let inside = start >= 4 && size >= 0 && end.is_some_and(|e| e as u64 <= metadata_start);
+            if !inside {
+                return Err(bad(format!(
+                    "row group {rg} column {col}: its chunk is {size} bytes at offset {start}; expected a chunk \
+                     inside the column data (bytes 4..{metadata_start})"
+                )));
+            }
+            let data = c.data_page_offset();
+            if data < start || data >= start + size.max(1) {
+                return Err(bad(format!(
+                    "row group {rg} column {col}: data pages at offset {data}, outside its chunk {start}..{}",
+                    start + size
+                )));
+            }
+            // Optional structures the crate may read (bloom filters, page
+            // indexes): inside the file before the metadata, or absent.
+            let optional = [
+                ("bloom filter", c.bloom_filter_offset(), c.bloom_filter_length().map(i64::from)),
+                ("column index", c.column_index_offset(), c.column_index_length().map(i64::from)),
+                ("offset index", c.offset_index_offset(), c.offset_index_length().map(i64::from)),
+            ];
+            for (what, at, len) in optional {
+                let Some(at) = at else { continue };
+                let end = at.checked_add(len.unwrap_or(0));
+                if at < 4 || len.is_some_and(|l| l < 0) || end.is_none_or(|e| e as u64 > metadata_start) {
+                    return Err(bad(format!(
+                        "row group {rg} column {col}: its {what} is at offset {at} ({} bytes); expected it \
+                         inside the file before the metadata (bytes 4..{metadata_start})",
+                        len.map_or("unknown".into(), |l| l.to_string())
+                    )));
+                }
+            }
+            if c.num_values() < 0 {
+                return Err(bad(format!("row group {rg} column {col} has {} values", c.num_values())));
+            }
+            ranges.push((start as u64, size as u64));
+        }
+        chunks.push(ranges);
+    }
+    if meta.file_metadata().num_rows() != rows {
+        return Err(bad(format!(
+            "the file claims {} rows; its row groups hold {rows}",
+            meta.file_metadata().num_rows()
+        )));
+    }
+    Ok(chunks)
+}
