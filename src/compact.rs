@@ -415,28 +415,36 @@ fn fold_into(
     let spill = dir.join(".spill");
     fs::create_dir_all(&spill).map_err(|e| StoreError::write(&spill, e))?;
     let added = overlay.added_sorted();
-    let written = match fold_sorted(dir, &spill, store, overlay, &added, opts, progress)? {
+    let fold = Fold { dir, spill: &spill, store, overlay, added: &added, opts };
+    let written = match fold_sorted(&fold, progress)? {
         Some(w) => w,
         None => {
-            let _ = fs::remove_dir_all(dir.join(BASE));
-            fold_by_sorting(dir, &spill, store, overlay, &added, opts, progress)?
+            // The abandoned sink's writer has stopped (see its Drop).
+            let base = dir.join(BASE);
+            fs::remove_file(&base).map_err(|e| StoreError::write(&base, e))?;
+            fold_by_sorting(&fold, progress)?
         }
     };
     fs::remove_dir_all(&spill).map_err(|e| StoreError::write(&spill, e))?;
     Ok(written)
 }
 
+/// What a fold reads and where it writes.
+#[derive(Clone, Copy)]
+struct Fold<'a> {
+    dir: &'a Path,
+    spill: &'a Path,
+    store: &'a Store,
+    overlay: &'a Overlay,
+    /// The overlay's added quads, in SPOG order.
+    added: &'a [&'a Key],
+    opts: &'a CompactOptions,
+}
+
 /// Streams base rows in file order, merging the added quads in; `None` at
 /// the first base row that is not after the previous one.
-fn fold_sorted(
-    dir: &Path,
-    spill: &Path,
-    store: &Store,
-    overlay: &Overlay,
-    added: &[&Key],
-    opts: &CompactOptions,
-    progress: &mut dyn FnMut(u64, u64, u64),
-) -> Result<Option<Written>, StoreError> {
+fn fold_sorted(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<Option<Written>, StoreError> {
+    let Fold { dir, spill, store, overlay, added, opts } = *fold;
     let mut sink = VersionSink::create(dir, spill, &opts.base)?;
     let base_path = dir.join(BASE);
     let sink_err = |e: std::io::Error| StoreError::write(&base_path, e);
@@ -481,15 +489,8 @@ fn fold_sorted(
 
 /// Every kept base row and every added quad through the external sort (which
 /// also drops repeats), then into the sink.
-fn fold_by_sorting(
-    dir: &Path,
-    spill: &Path,
-    store: &Store,
-    overlay: &Overlay,
-    added: &[&Key],
-    opts: &CompactOptions,
-    progress: &mut dyn FnMut(u64, u64, u64),
-) -> Result<Written, StoreError> {
+fn fold_by_sorting(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<Written, StoreError> {
+    let Fold { dir, spill, store, overlay, added, opts } = *fold;
     let base_path = dir.join(BASE);
     let spill_err = |e: std::io::Error| StoreError::write(spill, e);
     let total = store.base.num_rows() + added.len() as u64;

@@ -27,9 +27,8 @@ pub const PAR1: [u8; 4] = *b"PAR1";
 #[derive(Debug, Clone)]
 pub struct Footer {
     pub meta: Arc<ParquetMetaData>,
-    /// Where the Thrift metadata starts, and its length.
+    /// Where the Thrift metadata starts.
     pub metadata_start: u64,
-    pub metadata_len: u64,
     /// Byte range of every column chunk, by row group then column: checked to
     /// lie between the leading magic and the metadata.
     pub chunks: Vec<Vec<(u64, u64)>>,
@@ -119,9 +118,7 @@ pub fn read_footer(bytes: &[u8]) -> Result<Footer, (Vec<Span>, FormatError)> {
         }
     };
     match check_numbers(&meta, start) {
-        Ok(chunks) => {
-            Ok(Footer { meta: Arc::new(meta), metadata_start: start, metadata_len: len, chunks, spans })
-        }
+        Ok(chunks) => Ok(Footer { meta: Arc::new(meta), metadata_start: start, chunks, spans }),
         Err(e) => Err((spans, e)),
     }
 }

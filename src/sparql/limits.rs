@@ -336,19 +336,27 @@ pub fn spawn_request_thread<T: Send + 'static>(
 }
 
 /// Runs `f` on a thread with a [`STACK_BYTES`] stack and returns what it
-/// returns; a panic in `f` is resumed on the caller's thread.
+/// returns; a panic in `f` is resumed on the caller's thread. Where no such
+/// thread can be had (an address-space limit), `f` runs on the caller's
+/// thread: the depth limits still hold, on a smaller margin.
 pub fn on_request_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    std::thread::scope(|s| {
-        let handle = std::thread::Builder::new()
+    let f = std::sync::Mutex::new(Some(f));
+    let take = || f.lock().ok().and_then(|mut g| g.take());
+    let ran = std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new()
             .name("request".into())
             .stack_size(STACK_BYTES)
-            .spawn_scoped(s, f)
-            .expect("spawning the request thread");
-        match handle.join() {
-            Ok(v) => v,
-            Err(panic) => std::panic::resume_unwind(panic),
+            .spawn_scoped(s, || take().map(|f| f()));
+        match spawned.map(|h| h.join()) {
+            Ok(Ok(v)) => v,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => None,
         }
-    })
+    });
+    match ran {
+        Some(v) => v,
+        None => take().expect("the request ran nowhere")(),
+    }
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use parquet::column::reader::ColumnReader;
 use parquet::data_type::ByteArray;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::properties::ReaderProperties;
-use parquet::file::reader::{FileReader, RowGroupReader};
-use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader};
+use parquet::file::reader::RowGroupReader;
+use parquet::file::serialized_reader::SerializedRowGroupReader;
 use parquet::file::statistics::Statistics;
 
 use super::error::StoreError;
@@ -28,7 +28,9 @@ pub type Column = Arc<Vec<ByteArray>>;
 
 pub struct Base {
     path: PathBuf,
-    reader: SerializedFileReader<Bytes>,
+    /// The mapped file, as the parquet crate's row-group reader takes it.
+    chunk_reader: Arc<Bytes>,
+    props: Arc<ReaderProperties>,
     /// 4 for quads, 3 for pycottas triple files (graph = default for every row).
     num_columns: usize,
     rg_starts: Vec<u64>,
@@ -68,23 +70,9 @@ impl Base {
         }
         // Every offset and length the parquet crate will follow, checked
         // first: its own decoder and accessors panic on some damaged footers.
+        // The footer is decoded once, here; row groups are read from it.
         let footer = read_footer(&raw).map_err(|(_, e)| StoreError::from_format(path, &e))?;
-        let props = ReaderProperties::builder().set_read_bloom_filter(true).build();
-        let options = ReadOptionsBuilder::new().with_reader_properties(props).build();
-        // The parquet crate can panic on a damaged footer (an unwrap in its
-        // thrift decoder); a damaged file must be an error, never a crash.
-        let parsed = contained(|| SerializedFileReader::new_with_options(bytes, options));
-        let reader = match parsed {
-            Ok(r) => r.map_err(|e| StoreError::parquet(path, "the Parquet footer does not decode", e))?,
-            Err(_) => {
-                return Err(StoreError::parquet(
-                    path,
-                    "the Parquet footer does not decode",
-                    "the parquet library gave up on it (malformed metadata)",
-                ))
-            }
-        };
-        let meta = reader.metadata();
+        let meta = footer.meta.clone();
         let names: Vec<&str> =
             meta.file_metadata().schema_descr().columns().iter().map(|c| c.name()).collect();
         let num_columns = match names.as_slice() {
@@ -111,11 +99,12 @@ impl Base {
             rg_starts.push(last + rg.num_rows().max(0) as u64);
         }
         if let Some(d) = digests {
-            check_coverage(path, reader.metadata(), d)?;
+            check_coverage(path, &meta, d)?;
         }
         Ok(Base {
             path: path.to_path_buf(),
-            reader,
+            chunk_reader: Arc::new(bytes),
+            props: Arc::new(ReaderProperties::builder().set_read_bloom_filter(true).build()),
             num_columns,
             rg_starts,
             file_len,
@@ -160,7 +149,7 @@ impl Base {
         self.footer.chunk(rg, col)
     }
     pub fn metadata(&self) -> &ParquetMetaData {
-        self.reader.metadata()
+        &self.footer.meta
     }
     pub fn file_len(&self) -> u64 {
         self.file_len
@@ -195,9 +184,17 @@ impl Base {
         let refused = || {
             StoreError::format(&self.path, at, format!("row group {rg}: the parquet library gave up on it"))
         };
-        contained(|| self.reader.get_row_group(rg))
+        contained(|| self.open_row_group(rg))
             .map_err(|_| refused())?
             .map_err(|e| StoreError::parquet(&self.path, format!("row group {rg} does not open"), e))
+    }
+
+    /// The parquet crate's reader of row group `rg` (reading its bloom filters).
+    fn open_row_group(&self, rg: usize) -> parquet::errors::Result<Box<dyn RowGroupReader + '_>> {
+        let meta = self.footer.meta.row_group(rg);
+        let reader =
+            SerializedRowGroupReader::new(self.chunk_reader.clone(), meta, None, self.props.clone())?;
+        Ok(Box::new(reader))
     }
 
     /// Decodes column `col` (0 s, 1 p, 2 o, 3 g) of row group `rg`.
@@ -293,7 +290,7 @@ impl Base {
         if col >= self.num_columns {
             return None;
         }
-        let group = contained(|| self.reader.get_row_group(rg)).ok()?.ok()?;
+        let group = contained(|| self.open_row_group(rg)).ok()?.ok()?;
         let filter = group.get_column_bloom_filter(col)?;
         Some(filter.check(&ByteArray::from(token.to_vec())))
     }

@@ -171,3 +171,15 @@ impl VersionSink {
         Ok(graphs)
     }
 }
+
+/// A sink dropped before `finish` (an error, or a compaction that starts over
+/// through the sort) stops its writer thread before it is gone, so nothing
+/// writes to the version's files once the caller moves on.
+impl Drop for VersionSink {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(thread) = self.write_thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -31,7 +31,7 @@ use crate::format::{dict, p_offsets, po_presence, presence, s_offsets, FormatErr
 use crate::store::base::Base;
 use crate::store::digests;
 use crate::store::layout::{self, BASE, CURRENT, LOG, MARKER};
-use crate::store::log::{is_visible, Log};
+use crate::store::log::Log;
 use crate::store::open::read_marker;
 use crate::store::sidecars::{self, sidecar_path, SUFFIXES};
 use crate::store::StoreError;
@@ -668,7 +668,6 @@ fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
         }
     }
     let mut last_seq: Option<u64> = None;
-    let mut shadowed = Vec::new();
     for f in &log.frames {
         if let Some(prev) = last_seq {
             if f.batch.seq <= prev {
@@ -686,13 +685,10 @@ fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
             }
         }
         last_seq = Some(f.batch.seq);
-        if let Some(Some(ce)) = marker {
-            if !is_visible(f.batch.epoch, Some(ce)) {
-                shadowed.push(f);
-            }
-        }
     }
-    if let (Some(first), Some(Some(ce))) = (shadowed.first(), marker) {
+    let Some(Some(ce)) = marker else { return };
+    let shadowed: Vec<_> = log.shadowed(Some(ce)).collect();
+    if let Some(first) = shadowed.first() {
         cx.add(path, Some(first.offset), Severity::Warning, "log-shadowed", format!("{} batches have db_epoch ≤ the marker of `current` ({ce}), the first at offset {} (seq {}, epoch {}): they are folded already, or writes that are silently invisible", shadowed.len(), first.offset, first.batch.seq, first.batch.epoch), Some(format!("cottas-tui log {} --from {}", cx.chunk, first.batch.seq)));
     }
 }
