@@ -37,7 +37,7 @@ use crate::store::log::writer::{debug_pause, WriterLock};
 use crate::store::log::Log;
 use crate::store::open::Store;
 use crate::store::read::ColumnCache;
-use crate::store::sort::{decode_key_into, encode_key, split_key, Sorter};
+use crate::store::sort::{decode_key_into, split_key, Sorter};
 use crate::store::version_sink::{VersionSink, Written};
 use crate::store::StoreError;
 use crate::view::overlay::{canonical_token, Key, Overlay};
@@ -451,16 +451,20 @@ fn fold_sorted(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<O
     let total = store.base.num_rows() + added.len() as u64;
     let mut next_added = 0;
     let mut graphs = GraphKeys::default();
-    let (mut last, mut key) = (Vec::new(), Vec::new());
+    // The previous base row; SPOG order is column-wise byte order (the sink
+    // checks the merged stream again, by the sort key).
+    let (mut last, mut seen_one): ([Vec<u8>; 4], bool) = Default::default();
     let in_order = each_base_row(
         store,
         |row| {
-            key.clear();
-            encode_key(&mut key, row);
-            if !last.is_empty() && key <= last {
+            if seen_one && row <= std::array::from_fn::<&[u8], 4, _>(|c| &last[c]) {
                 return Ok(false);
             }
-            std::mem::swap(&mut last, &mut key);
+            seen_one = true;
+            for (c, cell) in last.iter_mut().zip(row) {
+                c.clear();
+                c.extend_from_slice(cell);
+            }
             if !graphs.keeps(row, overlay) {
                 return Ok(true);
             }

@@ -67,7 +67,7 @@ impl<'a> StoreDataset<'a> {
         p: Option<&Tok<'a>>,
         o: Option<&Tok<'a>>,
         graph: Option<Option<&Tok<'a>>>,
-    ) -> Result<Vec<Quad<'a>>, StoreError> {
+    ) -> Result<impl Iterator<Item = Quad<'a>> + use<'a>, StoreError> {
         // spareval's own "union" covers the named graphs only; ours is every
         // graph, the default one included, presented as the default graph.
         let union = graph == Some(None) && self.union_default_graph;
@@ -79,14 +79,12 @@ impl<'a> StoreDataset<'a> {
         };
         let (quads, explain) = self.view().quads(s, p, o, graphs)?;
         add_explain(&mut self.explain.borrow_mut(), &explain);
-        Ok(quads
-            .map(|q| Quad {
-                subject: q.s,
-                predicate: q.p,
-                object: q.o,
-                graph_name: if union { None } else { q.g },
-            })
-            .collect())
+        Ok(quads.map(move |q| Quad {
+            subject: q.s,
+            predicate: q.p,
+            object: q.o,
+            graph_name: if union { None } else { q.g },
+        }))
     }
 
     /// Named graphs: the base's, plus every graph the visible log names.
@@ -110,12 +108,11 @@ impl<'a> QueryableDataset<'a> for StoreDataset<'a> {
         object: Option<&Tok<'a>>,
         graph_name: Option<Option<&Tok<'a>>>,
     ) -> impl Iterator<Item = Result<Quad<'a>, StoreError>> + use<'a> {
-        let result = self.quads(subject, predicate, object, graph_name);
-        let (ok, err) = match result {
-            Ok(v) => (v, None),
-            Err(e) => (Vec::new(), Some(e)),
+        let (ok, err) = match self.quads(subject, predicate, object, graph_name) {
+            Ok(quads) => (Some(quads), None),
+            Err(e) => (None, Some(e)),
         };
-        err.into_iter().map(Err).chain(ok.into_iter().map(Ok))
+        err.into_iter().map(Err).chain(ok.into_iter().flatten().map(Ok))
     }
 
     fn internal_named_graphs(&self) -> impl Iterator<Item = Result<Tok<'a>, StoreError>> + use<'a> {
