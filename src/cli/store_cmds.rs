@@ -11,7 +11,7 @@ use crate::format::term::{self, Term};
 use crate::import::{self, ImportOptions, InputFormat, Progress};
 use crate::store::index;
 use crate::view::terms::Tok;
-use crate::view::{Graphs, Snapshot};
+use crate::view::{Graphs, Quads, Snapshot};
 
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
@@ -182,6 +182,21 @@ fn lookup_tok(flag: &str, v: &Option<String>) -> Result<Option<Tok<'static>>> {
     Ok(parse_term(flag, v)?.map(|t| Tok::Own(term::render(&t, term::Escaping::Pycottas).into_bytes().into())))
 }
 
+/// Writes the quads as N-Quads lines; returns how many.
+fn write_nquads(quads: Quads<'_>, out: &mut impl Write) -> Result<usize> {
+    let mut n = 0;
+    for q in quads {
+        let q = q?;
+        for t in [&q.s, &q.p, &q.o].into_iter().chain(q.g.as_ref()) {
+            out.write_all(t.bytes())?;
+            out.write_all(b" ")?;
+        }
+        out.write_all(b".\n")?;
+        n += 1;
+    }
+    Ok(n)
+}
+
 pub fn run_lookup(args: &LookupArgs, out: &mut impl Write) -> Result<ExitCode> {
     let [s, p, o] = [("s", &args.s), ("p", &args.p), ("o", &args.o)].map(|(f, v)| lookup_tok(f, v));
     let (s, p, o) = (s?, p?, o?);
@@ -200,18 +215,7 @@ pub fn run_lookup(args: &LookupArgs, out: &mut impl Write) -> Result<ExitCode> {
     let run = || view.quads(s.as_ref(), p.as_ref(), o.as_ref(), graphs);
     let t = Instant::now();
     let (quads, ex) = run()?;
-    let mut n = 0usize;
-    for q in quads {
-        n += 1;
-        if args.count {
-            continue;
-        }
-        for t in [&q.s, &q.p, &q.o].into_iter().chain(q.g.as_ref()) {
-            out.write_all(t.bytes())?;
-            out.write_all(b" ")?;
-        }
-        out.write_all(b".\n")?;
-    }
+    let n = if args.count { quads.count() } else { write_nquads(quads, out)? };
     let took = t.elapsed();
     if args.count {
         writeln!(out, "{n}")?;

@@ -67,7 +67,7 @@ impl<'a> StoreDataset<'a> {
         p: Option<&Tok<'a>>,
         o: Option<&Tok<'a>>,
         graph: Option<Option<&Tok<'a>>>,
-    ) -> Result<impl Iterator<Item = Quad<'a>> + use<'a>, StoreError> {
+    ) -> Result<impl Iterator<Item = Result<Quad<'a>, StoreError>> + use<'a>, StoreError> {
         // spareval's own "union" covers the named graphs only; ours is every
         // graph, the default one included, presented as the default graph.
         let union = graph == Some(None) && self.union_default_graph;
@@ -79,11 +79,13 @@ impl<'a> StoreDataset<'a> {
         };
         let (quads, explain) = self.view().quads(s, p, o, graphs)?;
         add_explain(&mut self.explain.borrow_mut(), &explain);
-        Ok(quads.map(move |q| Quad {
-            subject: q.s,
-            predicate: q.p,
-            object: q.o,
-            graph_name: if union { None } else { q.g },
+        Ok(quads.map(move |q| {
+            q.map(|q| Quad {
+                subject: q.s,
+                predicate: q.p,
+                object: q.o,
+                graph_name: if union { None } else { q.g },
+            })
         }))
     }
 
@@ -112,7 +114,7 @@ impl<'a> QueryableDataset<'a> for StoreDataset<'a> {
             Ok(quads) => (Some(quads), None),
             Err(e) => (None, Some(e)),
         };
-        err.into_iter().map(Err).chain(ok.into_iter().flatten().map(Ok))
+        err.into_iter().map(Err).chain(ok.into_iter().flatten())
     }
 
     fn internal_named_graphs(&self) -> impl Iterator<Item = Result<Tok<'a>, StoreError>> + use<'a> {

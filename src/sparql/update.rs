@@ -348,7 +348,7 @@ impl<'a> Plan<'a> {
     fn graph_has_quads(&self, graph: Option<&str>) -> Result<bool, UpdateError> {
         let ds = self.dataset();
         let g = graph.map(|i| Tok::from_term(&Term::NamedNode(oxrdf::NamedNode::new_unchecked(i))));
-        Ok(ds.quads(None, None, None, Some(g.as_ref()))?.next().is_some())
+        Ok(ds.quads(None, None, None, Some(g.as_ref()))?.next().transpose()?.is_some())
     }
 
     /// CLEAR / DROP, with NAMED and ALL expanded to the concrete graphs.

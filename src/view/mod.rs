@@ -89,20 +89,22 @@ impl<'a> View<'a> {
     }
 
     /// The quads matching the bound terms in `graphs`, with the read path's
-    /// pruning figures.
+    /// pruning figures. Base rows become terms one at a time as the caller
+    /// pulls them, so a caller that stops early (LIMIT, ASK) converts only
+    /// what it took.
     pub fn quads(
         &self,
         s: Option<&Tok<'a>>,
         p: Option<&Tok<'a>>,
         o: Option<&Tok<'a>>,
         graphs: Graphs<'_, 'a>,
-    ) -> Result<(impl Iterator<Item = ViewQuad<'a>> + use<'a>, Explain), StoreError> {
+    ) -> Result<(Quads<'a>, Explain), StoreError> {
         // Literals never stand as subjects, predicates or graphs.
         let impossible = s.is_some_and(Tok::is_literal)
             || p.is_some_and(|t| !t.is_iri())
             || matches!(graphs, Graphs::Named(g) if g.is_literal());
         if impossible {
-            return Ok((Vec::new().into_iter(), Explain::default()));
+            return Ok((Quads::empty(*self), Explain::default()));
         }
         let ours = |t: Option<&Tok<'a>>| -> Result<Option<term::Term>, StoreError> {
             t.map(|t| t.to_ours().ok_or_else(|| self.bad_cell(t.bytes()))).transpose()
@@ -114,74 +116,19 @@ impl<'a> View<'a> {
         };
         let pat = Pattern { s: ours(s)?, p: ours(p)?, o: ours(o)?, g: g_term.clone() };
         let (rows, explain) = self.store.quads_for_pattern(&pat, self.cache)?;
-        let mut out = Vec::with_capacity(rows.len());
         let with_default = !matches!(graphs, Graphs::AnyNamed);
-        self.base_rows(&rows, with_default, &mut out)?;
         let want_graph = g_term.as_ref().map(|t| term::render(t, Escaping::Pycottas));
-        self.added(s, p, o, want_graph.as_deref(), with_default, &mut out);
-        Ok((out.into_iter(), explain))
-    }
-
-    /// The base's rows that the overlay does not hide.
-    fn base_rows(
-        &self,
-        rows: &Rows<'a>,
-        with_default: bool,
-        out: &mut Vec<ViewQuad<'a>>,
-    ) -> Result<(), StoreError> {
-        let default_token = term::DEFAULT_GRAPH.as_bytes();
-        let mut push = |[s, p, o, g]: [Tok<'a>; 4]| {
-            let default = g.bytes() == default_token;
-            if default && !with_default {
-                return;
-            }
-            if self.overlay.hides([s.as_str(), p.as_str(), o.as_str(), g.as_str()]) {
-                return;
-            }
-            out.push(ViewQuad { s, p, o, g: (!default).then_some(g) });
+        let mut added = Vec::new();
+        self.added(s, p, o, want_graph.as_deref(), with_default, &mut added);
+        let quads = Quads {
+            view: *self,
+            rows: Some(rows),
+            next: 0,
+            memo: Default::default(),
+            with_default,
+            added: added.into_iter(),
         };
-        match rows {
-            Rows::Ids { dicts, ids } => {
-                // Each distinct cell is checked once per call, not once per row.
-                let mut memo: [Option<(u32, Tok<'a>)>; 4] = Default::default();
-                let dicts: [&'a Dict; 4] = *dicts;
-                for r in ids {
-                    let mut cells: [Option<Tok<'a>>; 4] = Default::default();
-                    for c in 0..4 {
-                        let t = match &memo[c] {
-                            Some((id, t)) if *id == r[c] => t.clone(),
-                            _ => {
-                                let raw = dicts[c].token(r[c] as usize);
-                                let t = if c == 3 && raw == default_token {
-                                    Tok::Ref(raw)
-                                } else {
-                                    self.cell(raw)?
-                                };
-                                memo[c] = Some((r[c], t.clone()));
-                                t
-                            }
-                        };
-                        cells[c] = Some(t);
-                    }
-                    push(cells.map(|c| c.expect("filled")));
-                }
-            }
-            Rows::Tokens(rows) => {
-                for r in rows {
-                    let mut cells: [Option<Tok<'a>>; 4] = Default::default();
-                    for c in 0..4 {
-                        let raw = r[c].data();
-                        cells[c] = Some(if c == 3 && raw == default_token {
-                            Tok::Ref(default_token)
-                        } else {
-                            Tok::from_cell(raw).map(owned).ok_or_else(|| self.bad_cell(raw))?
-                        });
-                    }
-                    push(cells.map(|c| c.expect("filled")));
-                }
-            }
-        }
-        Ok(())
+        Ok((quads, explain))
     }
 
     fn cell(&self, cell: &'a [u8]) -> Result<Tok<'a>, StoreError> {
@@ -229,6 +176,123 @@ impl<'a> View<'a> {
         }
         names.extend(self.overlay.named_graphs().cloned());
         Ok(names.into_iter().map(|t| Tok::Own(t.into_bytes().into())).collect())
+    }
+}
+
+/// The answer to one pattern: base rows not hidden by the overlay, converted
+/// as they are taken, then the overlay's added quads.
+pub struct Quads<'a> {
+    view: View<'a>,
+    rows: Option<Rows<'a>>,
+    next: usize,
+    /// The last id seen per column and its term: each distinct cell of a run
+    /// is checked once, not once per row.
+    memo: [Option<(u32, Tok<'a>)>; 4],
+    with_default: bool,
+    added: std::vec::IntoIter<ViewQuad<'a>>,
+}
+
+impl<'a> Quads<'a> {
+    fn empty(view: View<'a>) -> Quads<'a> {
+        Quads {
+            view,
+            rows: None,
+            next: 0,
+            memo: Default::default(),
+            with_default: true,
+            added: Vec::new().into_iter(),
+        }
+    }
+
+    fn base_len(&self) -> usize {
+        self.rows.as_ref().map_or(0, Rows::len)
+    }
+
+    /// Row `i` of the base as terms, or `None` when the view does not show it.
+    fn base_row(&mut self, i: usize) -> Result<Option<ViewQuad<'a>>, StoreError> {
+        let default_token = term::DEFAULT_GRAPH.as_bytes();
+        let cells: [Tok<'a>; 4] = match self.rows.as_ref() {
+            None => return Ok(None),
+            Some(Rows::Ids { dicts, ids }) => {
+                let (dicts, r): ([&'a Dict; 4], [u32; 4]) = (*dicts, ids[i]);
+                let mut cells: [Option<Tok<'a>>; 4] = Default::default();
+                for c in 0..4 {
+                    cells[c] = Some(match &self.memo[c] {
+                        Some((id, t)) if *id == r[c] => t.clone(),
+                        _ => {
+                            let raw = dicts[c].token(r[c] as usize);
+                            let t = if c == 3 && raw == default_token {
+                                Tok::Ref(raw)
+                            } else {
+                                self.view.cell(raw)?
+                            };
+                            self.memo[c] = Some((r[c], t.clone()));
+                            t
+                        }
+                    });
+                }
+                cells.map(|c| c.expect("filled"))
+            }
+            Some(Rows::Tokens(rows)) => {
+                let r = &rows[i];
+                let mut cells: [Option<Tok<'a>>; 4] = Default::default();
+                for c in 0..4 {
+                    let raw = r[c].data();
+                    cells[c] = Some(if c == 3 && raw == default_token {
+                        Tok::Ref(default_token)
+                    } else {
+                        Tok::from_cell(raw).map(owned).ok_or_else(|| self.view.bad_cell(raw))?
+                    });
+                }
+                cells.map(|c| c.expect("filled"))
+            }
+        };
+        let [s, p, o, g] = cells;
+        let default = g.bytes() == default_token;
+        if default && !self.with_default {
+            return Ok(None);
+        }
+        let overlay = self.view.overlay;
+        if !overlay.graphs.is_empty() && overlay.hides([s.as_str(), p.as_str(), o.as_str(), g.as_str()]) {
+            return Ok(None);
+        }
+        Ok(Some(ViewQuad { s, p, o, g: (!default).then_some(g) }))
+    }
+}
+
+impl<'a> Iterator for Quads<'a> {
+    type Item = Result<ViewQuad<'a>, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.next < self.base_len() {
+            let i = self.next;
+            self.next += 1;
+            match self.base_row(i) {
+                Ok(Some(q)) => return Some(Ok(q)),
+                Ok(None) => {}
+                Err(e) => {
+                    // One error ends the answer.
+                    self.next = self.base_len();
+                    self.added = Vec::new().into_iter();
+                    return Some(Err(e));
+                }
+            }
+        }
+        self.added.next().map(Ok)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let rest = self.base_len() - self.next + self.added.len();
+        (0, Some(rest))
+    }
+
+    /// With nothing for the overlay to hide and no graph to filter by, every
+    /// remaining base row is in the answer: count without converting them.
+    fn count(self) -> usize {
+        if self.view.overlay.graphs.is_empty() && self.with_default {
+            return self.base_len() - self.next + self.added.len();
+        }
+        self.fold(0, |n, _| n + 1)
     }
 }
 
