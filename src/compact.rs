@@ -583,7 +583,7 @@ impl GraphKeys {
                 g
             }
         };
-        if !overlay.graphs.contains_key(&g) {
+        if !overlay.touches(&g) {
             return true;
         }
         let t: [String; 3] = std::array::from_fn(|c| canonical_token(row[c]).unwrap_or_default());

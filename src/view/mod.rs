@@ -252,8 +252,10 @@ impl<'a> Quads<'a> {
         if default && !self.with_default {
             return Ok(None);
         }
+        // Only a graph the log touches can hide a row: look at the graph
+        // before rendering the rest of the row as text.
         let overlay = self.view.overlay;
-        if !overlay.graphs.is_empty() && overlay.hides([s.as_str(), p.as_str(), o.as_str(), g.as_str()]) {
+        if overlay.touches(g.as_str()) && overlay.hides([s.as_str(), p.as_str(), o.as_str(), g.as_str()]) {
             return Ok(None);
         }
         Ok(Some(ViewQuad { s, p, o, g: (!default).then_some(g) }))

@@ -242,6 +242,12 @@ impl Overlay {
         added
     }
 
+    /// Whether any visible batch names graph `g` (canonical token, `DEFAULT`
+    /// for the default graph): only then can it hide a base quad of `g`.
+    pub fn touches(&self, g: &str) -> bool {
+        !self.graphs.is_empty() && self.graphs.contains_key(g)
+    }
+
     /// Whether the overlay hides the base quad `q` (canonical tokens, `DEFAULT`
     /// for the default graph): its graph cleared or dropped, or the quad
     /// removed, by a visible batch.
