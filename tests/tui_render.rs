@@ -3,7 +3,6 @@
 //! magic, checksum and torn-tail bytes.
 
 use std::path::Path;
-use std::sync::mpsc;
 
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -13,13 +12,35 @@ use ratatui::Terminal;
 use cottas_tui::demo;
 use cottas_tui::store::log::index::LogIndex;
 use cottas_tui::tui::action::{self, Action};
+use cottas_tui::tui::effect::Effect;
 use cottas_tui::tui::state::{App, Tab};
-use cottas_tui::tui::views;
+use cottas_tui::tui::{views, worker};
 
+/// The state after everything the UI loads at start has arrived (the
+/// effects run in place instead of on workers).
 fn app(dir: &Path, write: bool) -> App {
     let mut app = App::new(dir, write);
-    app.log = Some(LogIndex::build(&app.log_path()));
+    let effects = app.startup();
+    worker::settle(&mut app, effects);
     app
+}
+
+/// The state with the versions listed but the log not yet indexed.
+fn app_before_the_log_index(dir: &Path) -> App {
+    let mut app = App::new(dir, false);
+    worker::settle(&mut app, vec![Effect::ListVersions]);
+    app
+}
+
+/// Does what `action` asks, running its effects in place.
+fn act(app: &mut App, action: Action) {
+    let effects = action::update(app, action);
+    worker::settle(app, effects);
+}
+
+fn command(app: &mut App, line: &str) {
+    let effects = action::run_command(app, line);
+    worker::settle(app, effects);
 }
 
 fn draw(app: &App, w: u16, h: u16) -> Buffer {
@@ -97,13 +118,13 @@ fn the_files_view_marks_a_damaged_magic() {
 fn the_files_view_checks_the_log_checksums_for_real() {
     let (_d, store) = demo_store();
     let log_row = |a: &App| {
-        let mut a2 = App::new(&store, false);
+        let mut a2 = app_before_the_log_index(&store);
         a2.log = a.log.as_ref().map(|_| LogIndex::build(&a.log_path()));
         a2.tab = Tab::Files;
         let t = text(&draw(&a2, 100, 24));
         t.lines().find(|l| l.contains("data.deltalog")).unwrap().to_string()
     };
-    let mut a = App::new(&store, false);
+    let mut a = app_before_the_log_index(&store);
     assert!(log_row(&a).contains('…'), "not checked yet: {}", log_row(&a));
     a.log = Some(LogIndex::build(&a.log_path()));
     let row = log_row(&a);
@@ -126,8 +147,8 @@ fn the_decoder_colours_magic_and_a_bad_checksum() {
     bytes[20] ^= 0xff; // the checksum
     std::fs::write(&marker, &bytes).unwrap();
     let mut a = app(&store, false);
-    a.open_decoder(&marker);
-    a.tab = Tab::Decoder;
+    command(&mut a, &format!(":open {}", marker.display()));
+    assert_eq!(a.tab, Tab::Decoder);
     let b = draw(&a, 130, 30);
     let t = text(&b);
     assert!(t.contains("magic") && t.contains("checksum") && t.contains('✗'), "{t}");
@@ -147,17 +168,16 @@ fn the_decoder_colours_magic_and_a_bad_checksum() {
 fn moving_in_the_hex_pane_selects_the_owning_field() {
     let (_d, store) = demo_store();
     let mut a = app(&store, false);
-    a.open_decoder(&store.join("v2/data.cottas.s.dict"));
-    a.tab = Tab::Decoder;
-    let (tx, _rx) = mpsc::channel();
+    command(&mut a, ":open v2/data.cottas.s.dict");
+    assert_eq!(a.tab, Tab::Decoder);
     // Eight bytes right: offset 8, the token count.
     for _ in 0..8 {
-        action::update(&mut a, Action::Right, &tx);
+        act(&mut a, Action::Right);
     }
     let d = a.decoder.as_ref().unwrap();
     assert_eq!(d.cursor, 8);
     assert_eq!(d.spans[d.span_sel].name, "num_tokens");
-    action::run_command(&mut a, ":goto 0x4", &tx);
+    command(&mut a, ":goto 0x4");
     let d = a.decoder.as_ref().unwrap();
     assert_eq!((d.cursor, d.spans[d.span_sel].name.as_str()), (4, "version"));
 }
@@ -171,8 +191,7 @@ fn the_log_view_shows_batches_expands_one_and_marks_a_torn_tail() {
     std::fs::write(&log, &bytes).unwrap();
     let mut a = app(&store, false);
     a.tab = Tab::Log;
-    let (tx, _rx) = mpsc::channel();
-    action::update(&mut a, Action::Enter, &tx);
+    act(&mut a, Action::Enter);
     let b = draw(&a, 80, 24);
     let t = text(&b);
     assert!(t.contains("4 batches") && t.contains("visible"), "{t}");
@@ -185,16 +204,15 @@ fn the_log_view_shows_batches_expands_one_and_marks_a_torn_tail() {
 fn help_keybar_and_command_line() {
     let (_d, store) = demo_store();
     let mut a = app(&store, false);
-    let (tx, _rx) = mpsc::channel();
-    action::update(&mut a, Action::ToggleHelp, &tx);
+    act(&mut a, Action::ToggleHelp);
     let t = text(&draw(&a, 80, 24));
     assert!(t.contains("Help") && t.contains(":goto 0x1f0"), "{t}");
-    action::update(&mut a, Action::ToggleHelp, &tx);
+    act(&mut a, Action::ToggleHelp);
     a.tab = Tab::Timeline;
     let t = text(&draw(&a, 80, 24));
     assert!(t.contains("v2: compacted-epoch 1 (current)") && t.contains("epoch    2"), "{t}");
     assert!(!t.contains(" c  compact"), "read-only: no compact key in the keybar: {t}");
-    action::run_command(&mut a, ":open v1", &tx);
+    command(&mut a, ":open v1");
     assert_eq!((a.tab, a.version_sel), (Tab::Files, 0));
     let t = text(&draw(&a, 80, 24));
     assert!(t.contains("Files of v1"), "{t}");
@@ -205,10 +223,7 @@ fn the_query_view_shows_results_from_the_worker() {
     let (_d, store) = demo_store();
     let mut a = app(&store, false);
     a.tab = Tab::Query;
-    let (tx, rx) = mpsc::channel();
-    action::update(&mut a, Action::RunQuery, &tx);
-    let msg = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
-    action::update(&mut a, Action::Worker(msg), &tx);
+    act(&mut a, Action::RunQuery);
     let t = text(&draw(&a, 80, 24));
     assert!(t.contains("Results — ") && t.contains(" rows in "), "{t}");
     assert!(a.status.contains("rows in"), "{}", a.status);
@@ -219,7 +234,7 @@ fn the_query_view_shows_results_from_the_worker() {
 fn it_fits_in_80_by_24_and_in_a_wide_terminal() {
     let (_d, store) = demo_store();
     let mut a = app(&store, true);
-    a.open_decoder(&store.join("v2/data.cottas.p.offsets"));
+    command(&mut a, ":open v2/data.cottas.p.offsets");
     for tab in cottas_tui::tui::state::TABS {
         a.tab = tab;
         for (w, h) in [(80, 24), (160, 50), (40, 12)] {
@@ -233,8 +248,7 @@ fn it_fits_in_80_by_24_and_in_a_wide_terminal() {
 fn the_decoder_shows_the_parquet_pages_and_dictionary() {
     let (_d, store) = demo_store();
     let mut a = app(&store, false);
-    a.open_decoder(&store.join("v2/data.cottas"));
-    a.tab = Tab::Decoder;
+    command(&mut a, ":open v2/data.cottas");
     let d = a.decoder.as_ref().unwrap();
     let names: Vec<&str> = d.spans.iter().map(|s| s.name.as_str()).collect();
     assert!(names.contains(&"row_group[0].p.page[0].header"), "{names:?}");
@@ -244,4 +258,45 @@ fn the_decoder_shows_the_parquet_pages_and_dictionary() {
     assert!(data.value.as_deref().unwrap().contains("RLE_DICTIONARY"), "{:?}", data.value);
     let t = text(&draw(&a, 130, 40));
     assert!(t.contains("page[0].header"), "{t}");
+}
+
+/// The update step reads nothing: opening a file is an effect, and the
+/// decoder appears only when the worker's message arrives.
+#[test]
+fn opening_a_file_is_an_effect_not_a_read() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Files;
+    let effects = action::update(&mut a, Action::Enter);
+    let log = store.join("data.deltalog");
+    assert!(matches!(effects.as_slice(), [Effect::OpenFile(p)] if *p == log));
+    assert!(a.decoder.is_none() && a.tab == Tab::Files, "nothing was read yet");
+    worker::settle(&mut a, effects);
+    assert_eq!(a.tab, Tab::Decoder);
+    assert_eq!(a.decoder.as_ref().map(|d| d.path.clone()), Some(log));
+    // A confirmed compaction is an effect too, and read-only asks for none.
+    assert!(action::update(&mut a, Action::AskCompaction).is_empty());
+    assert!(a.status.contains("read-only"), "{}", a.status);
+}
+
+/// Another process appends: the watcher's report makes the UI re-list the
+/// versions and re-index the log; a report that matches what was seen asks
+/// for nothing.
+#[test]
+fn a_change_seen_by_the_watcher_reloads_versions_and_log() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    let before = a.log.as_ref().unwrap().count;
+    let same = cottas_tui::tui::load::observe(&store);
+    assert!(action::update(&mut a, Action::Worker(worker::Msg::Observed(same))).is_empty());
+    cottas_tui::sparql::update::Updater::open(&store, None)
+        .unwrap()
+        .apply("INSERT DATA { <http://x/from-outside> <http://x/p> 1 }")
+        .unwrap();
+    let now = cottas_tui::tui::load::observe(&store);
+    let effects = action::update(&mut a, Action::Worker(worker::Msg::Observed(now)));
+    assert!(matches!(effects.as_slice(), [Effect::ListVersions, Effect::IndexLog]));
+    assert!(a.status.contains("the log changed"), "{}", a.status);
+    worker::settle(&mut a, effects);
+    assert_eq!(a.log.as_ref().unwrap().count, before + 1);
 }

@@ -1,13 +1,15 @@
-//! Input → actions → `update(&mut App)`. Key bindings live here once: the
-//! mapping, the keybar and the help overlay all read `bindings`.
+//! Input → actions → `update(&mut App) -> Vec<Effect>`. The update step is
+//! pure: it changes the state and says what should be loaded or run, and the
+//! event loop runs those effects on workers. Key bindings live here once:
+//! the mapping, the keybar and the help overlay all read `bindings`.
 
 use std::path::PathBuf;
-use std::sync::mpsc::Sender;
 use std::time::Instant;
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
-use super::state::{App, Compaction, Confirm, Pending, RepairKind, Tab, TABS};
+use super::effect::Effect;
+use super::state::{App, Compaction, Pending, RepairKind, Tab, TABS};
 use super::worker::{self, Msg};
 use crate::sparql::run::OutputFormat;
 
@@ -38,6 +40,11 @@ pub enum Action {
     ToggleFocus,
     SearchNext(bool),
     ClickRow(u16),
+    /// The terminal's size: list pages and hex rows follow it.
+    Resize {
+        width: u16,
+        height: u16,
+    },
     Worker(Msg),
     Tick,
 }
@@ -92,7 +99,7 @@ pub fn from_event(app: &App, ev: Event) -> Option<Action> {
             MouseEventKind::Down(_) => Some(Action::ClickRow(m.row)),
             _ => None,
         },
-        Event::Resize(..) => Some(Action::Tick),
+        Event::Resize(width, height) => Some(Action::Resize { width, height }),
         _ => None,
     }
 }
@@ -166,108 +173,140 @@ fn move_sel(sel: usize, len: usize, delta: isize) -> usize {
     (sel as isize + delta).clamp(0, len as isize - 1) as usize
 }
 
-pub fn update(app: &mut App, action: Action, tx: &Sender<Msg>) {
+/// Applies one action; returns what the loop should load or run.
+pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
         Action::Quit => app.quit = true,
-        Action::NextTab | Action::PrevTab => {
-            let i = TABS.iter().position(|t| *t == app.tab).unwrap_or(0);
-            let n = TABS.len();
-            let next = if matches!(action, Action::NextTab) { (i + 1) % n } else { (i + n - 1) % n };
-            app.tab = TABS[next];
-            app.back.clear();
-        }
-        Action::Up(n) => step(app, -(n as isize)),
-        Action::Down(n) => step(app, n as isize),
-        Action::Top => step(app, isize::MIN / 2),
-        Action::Bottom => step(app, isize::MAX / 2),
-        Action::Left | Action::Right => {
-            if let Some(d) = app.decoder.as_mut() {
-                let len = d.bytes.len() as u64;
-                d.cursor = if matches!(action, Action::Left) {
-                    d.cursor.saturating_sub(1)
-                } else {
-                    (d.cursor + 1).min(len.saturating_sub(1))
-                };
-                d.tree_focus = false;
-                sync_span_to_cursor(app);
-            }
-        }
-        Action::Enter => enter(app),
-        Action::Back => {
-            if app.log_expanded.is_some() && app.tab == Tab::Log {
-                app.log_expanded = None;
-            } else if let Some(t) = app.back.pop() {
-                app.tab = t;
-            }
-        }
+        Action::NextTab | Action::PrevTab => switch_tab(app, matches!(action, Action::NextTab)),
+        Action::Up(n) => return step(app, -(n as isize)),
+        Action::Down(n) => return step(app, n as isize),
+        Action::Top => return step(app, isize::MIN / 2),
+        Action::Bottom => return step(app, isize::MAX / 2),
+        Action::Left => move_cursor(app, -1),
+        Action::Right => move_cursor(app, 1),
+        Action::Enter => return enter(app),
+        Action::Back => back(app),
         Action::ToggleHelp => app.help = !app.help,
         Action::OpenCmdline(c) => app.cmdline = Some(c.to_string()),
-        Action::CmdKey(k) => cmd_key(app, k, tx),
+        Action::CmdKey(k) => return cmd_key(app, k),
         Action::StartEdit => app.query.editing = true,
         Action::EditKey(k) => edit_key(app, k),
-        Action::RunQuery => run_query(app, tx),
-        Action::CancelQuery => {
-            if let Some((_, token)) = &app.query.running {
-                token.cancel();
-                app.status = "cancelling…".into();
-            }
-        }
-        Action::HistoryPrev | Action::HistoryNext => {
-            let h = &app.query.history;
-            if h.is_empty() {
-                return;
-            }
-            let pos = match (app.query.history_pos, matches!(action, Action::HistoryPrev)) {
-                (None, true) => h.len() - 1,
-                (None, false) => return,
-                (Some(p), true) => p.saturating_sub(1),
-                (Some(p), false) => (p + 1).min(h.len() - 1),
-            };
-            app.query.history_pos = Some(pos);
-            app.query.text = h[pos].clone();
-        }
-        Action::AskCompaction => ask_compaction(app),
-        Action::ConfirmYes => match app.confirm.take().map(|c| c.then) {
-            Some(Pending::Compact) => {
-                app.compaction = Some(Compaction { started: Instant::now(), last: None });
-                app.status = "compacting…".into();
-                worker::spawn_compact(app.chunk.clone(), tx.clone());
-            }
-            Some(Pending::Repair(kind)) => {
-                app.status = "repairing…".into();
-                worker::spawn_repair(app.chunk.clone(), kind, tx.clone());
-            }
-            None => {}
-        },
+        Action::RunQuery => return run_query(app),
+        Action::CancelQuery => cancel_query(app),
+        Action::HistoryPrev => history(app, true),
+        Action::HistoryNext => history(app, false),
+        Action::AskCompaction => return ask_compaction(app),
+        Action::ConfirmYes => return confirmed(app),
         Action::ConfirmNo => {
             app.confirm = None;
-            app.status = "compaction not started".into();
+            app.status = "cancelled: nothing was changed".into();
         }
-        Action::ToggleFocus => {
-            if let Some(d) = app.decoder.as_mut() {
-                d.tree_focus = !d.tree_focus;
-            }
-        }
+        Action::ToggleFocus => toggle_focus(app),
         Action::SearchNext(forward) => search(app, forward),
-        Action::ClickRow(row) => click(app, row),
-        Action::Worker(msg) => worker_msg(app, msg, tx),
-        Action::Tick => {}
+        Action::ClickRow(row) => return click(app, row),
+        Action::Resize { width, height } => resize(app, width, height),
+        Action::Worker(msg) => return worker_msg(app, msg),
+        Action::Tick => app.tick = app.tick.wrapping_add(1),
+    }
+    Vec::new()
+}
+
+fn switch_tab(app: &mut App, forward: bool) {
+    let i = TABS.iter().position(|t| *t == app.tab).unwrap_or(0);
+    let n = TABS.len();
+    app.tab = TABS[if forward { (i + 1) % n } else { (i + n - 1) % n }];
+    app.back.clear();
+}
+
+fn move_cursor(app: &mut App, delta: i64) {
+    if let Some(d) = app.decoder.as_mut() {
+        let last = (d.bytes.len() as u64).saturating_sub(1);
+        d.cursor = d.cursor.saturating_add_signed(delta).min(last);
+        d.tree_focus = false;
+        sync_span_to_cursor(app);
     }
 }
 
-fn step(app: &mut App, delta: isize) {
+fn back(app: &mut App) {
+    if app.log_expanded.is_some() && app.tab == Tab::Log {
+        app.log_expanded = None;
+    } else if let Some(t) = app.back.pop() {
+        app.tab = t;
+    }
+}
+
+fn cancel_query(app: &mut App) {
+    if let Some((_, token)) = &app.query.running {
+        token.cancel();
+        app.status = "cancelling…".into();
+    }
+}
+
+fn history(app: &mut App, prev: bool) {
+    let h = &app.query.history;
+    if h.is_empty() {
+        return;
+    }
+    let pos = match (app.query.history_pos, prev) {
+        (None, true) => h.len() - 1,
+        (None, false) => return,
+        (Some(p), true) => p.saturating_sub(1),
+        (Some(p), false) => (p + 1).min(h.len() - 1),
+    };
+    app.query.history_pos = Some(pos);
+    app.query.text = h[pos].clone();
+}
+
+fn toggle_focus(app: &mut App) {
+    if let Some(d) = app.decoder.as_mut() {
+        d.tree_focus = !d.tree_focus;
+    }
+}
+
+/// The layout the next frame will have: how many rows a page holds and how
+/// many bytes a hex row shows.
+fn resize(app: &mut App, width: u16, height: u16) {
+    let frame = ratatui::layout::Rect::new(0, 0, width, height);
+    app.page = super::views::list_rows(frame).saturating_sub(4).max(1);
+    app.hex_cols = super::views::hex_cols_for(width);
+}
+
+/// `y` in a confirmation dialog: starts what it described.
+fn confirmed(app: &mut App) -> Vec<Effect> {
+    match app.confirm.take().map(|c| c.then) {
+        Some(Pending::Compact) => {
+            app.compaction = Some(Compaction { started: Instant::now(), last: None });
+            app.status = "compacting…".into();
+            vec![Effect::Compact]
+        }
+        Some(Pending::Repair(kind)) => {
+            app.status = "repairing…".into();
+            vec![Effect::Repair(kind)]
+        }
+        None => Vec::new(),
+    }
+}
+
+/// Selecting another version loads its files (on a worker).
+fn select_version(app: &mut App, index: usize) -> Vec<Effect> {
+    app.version_sel = index;
+    app.row_groups = Default::default();
+    app.files.clear();
+    app.selected_version_dir().map(Effect::LoadVersion).into_iter().collect()
+}
+
+fn step(app: &mut App, delta: isize) -> Vec<Effect> {
     match app.tab {
         Tab::Store => {
             let n = app.listing.as_ref().map_or(0, |l| l.versions.len());
-            let before = app.version_sel;
-            app.version_sel = move_sel(app.version_sel, n, delta);
-            if before != app.version_sel {
-                app.load_version_details();
+            let next = move_sel(app.version_sel, n, delta);
+            if next != app.version_sel {
+                return select_version(app, next);
             }
         }
         Tab::Files => app.file_sel = move_sel(app.file_sel, app.files.len(), delta),
         Tab::Decoder => {
-            let Some(d) = app.decoder.as_mut() else { return };
+            let Some(d) = app.decoder.as_mut() else { return Vec::new() };
             if d.tree_focus {
                 d.span_sel = move_sel(d.span_sel, d.spans.len(), delta);
                 if let Some(s) = d.spans.get(d.span_sel) {
@@ -297,6 +336,7 @@ fn step(app: &mut App, delta: isize) {
         }
         Tab::Timeline => {}
     }
+    Vec::new()
 }
 
 fn sync_span_to_cursor(app: &mut App) {
@@ -320,14 +360,13 @@ fn keep_cursor_visible(app: &mut App) {
     }
 }
 
-fn enter(app: &mut App) {
+fn enter(app: &mut App) -> Vec<Effect> {
     match app.tab {
         Tab::Store => go(app, Tab::Files),
         Tab::Files => {
             if let Some(f) = app.files.get(app.file_sel) {
-                let p = f.path.clone();
-                app.open_decoder(&p);
-                go(app, Tab::Decoder);
+                app.status = format!("opening {}…", f.name);
+                return vec![Effect::OpenFile(f.path.clone())];
             }
         }
         Tab::Log => {
@@ -340,17 +379,17 @@ fn enter(app: &mut App) {
         }
         _ => {}
     }
+    Vec::new()
 }
 
-fn click(app: &mut App, row: u16) {
+fn click(app: &mut App, row: u16) -> Vec<Effect> {
     // Rows start under the tab bar (1) and the list's border and header (2).
     let idx = (row as usize).saturating_sub(3);
     match app.tab {
         Tab::Store => {
             let n = app.listing.as_ref().map_or(0, |l| l.versions.len());
             if idx < n {
-                app.version_sel = idx;
-                app.load_version_details();
+                return select_version(app, idx);
             }
         }
         Tab::Files if idx < app.files.len() => app.file_sel = idx,
@@ -362,6 +401,7 @@ fn click(app: &mut App, row: u16) {
         }
         _ => {}
     }
+    Vec::new()
 }
 
 fn edit_key(app: &mut App, k: KeyEvent) {
@@ -378,13 +418,10 @@ fn edit_key(app: &mut App, k: KeyEvent) {
     }
 }
 
-fn run_query(app: &mut App, tx: &Sender<Msg>) {
-    if app.query.running.is_some() {
-        return;
-    }
+fn run_query(app: &mut App) -> Vec<Effect> {
     let text = app.query.text.trim().to_string();
-    if text.is_empty() {
-        return;
+    if app.query.running.is_some() || text.is_empty() {
+        return Vec::new();
     }
     if app.query.history.last() != Some(&text) {
         app.query.history.push(text.clone());
@@ -394,65 +431,40 @@ fn run_query(app: &mut App, tx: &Sender<Msg>) {
     let token = spareval::CancellationToken::new();
     app.query.running = Some((Instant::now(), token.clone()));
     app.status = "running…".into();
-    worker::spawn_query(app.chunk.clone(), text, token, tx.clone());
+    vec![Effect::Query { text, token }]
 }
 
-fn ask_compaction(app: &mut App) {
+fn ask_compaction(app: &mut App) -> Vec<Effect> {
     if !app.write {
         app.status = "read-only: start with --write to compact".into();
-        return;
+        return Vec::new();
     }
     if app.compaction.is_some() {
-        return;
+        return Vec::new();
     }
-    match crate::compact::plan(&app.chunk) {
-        Ok(p) if p.nothing_to_fold() => app.status = "nothing to fold: the log has no visible batch".into(),
-        Ok(p) => {
-            app.confirm = Some(Confirm {
-                title: "Compact?".into(),
-                text: format!("{p}\n\nPress y to compact, n to cancel."),
-                then: Pending::Compact,
-            })
-        }
-        Err(e) => app.status = e.to_string(),
-    }
+    app.status = "planning compaction…".into();
+    vec![Effect::PlanCompaction]
 }
 
 /// `:repair truncate-torn-tail | reset-current | rebuild-sidecars vN`: the
-/// plan in a dialog, applied only on `y`.
-fn ask_repair(app: &mut App, arg: &str) {
-    use crate::triage::repair;
+/// plan in a dialog (made on a worker), applied only on `y`.
+fn ask_repair(app: &mut App, arg: &str) -> Vec<Effect> {
     if !app.write {
         app.status = "read-only: start with --write to repair".into();
-        return;
+        return Vec::new();
     }
     let mut words = arg.split_whitespace();
-    let (kind, plan) = match (words.next(), words.next()) {
-        (Some("truncate-torn-tail"), _) => {
-            (RepairKind::TruncateTornTail, repair::plan_truncate_tail(&app.chunk))
-        }
-        (Some("reset-current"), _) => {
-            (RepairKind::ResetCurrent, repair::plan_reset_current(&app.chunk).map(|p| p.0))
-        }
-        (Some("rebuild-sidecars"), Some(v)) => {
-            (RepairKind::RebuildSidecars(v.to_string()), repair::plan_rebuild_sidecars(&app.chunk, v))
-        }
+    let kind = match (words.next(), words.next()) {
+        (Some("truncate-torn-tail"), _) => RepairKind::TruncateTornTail,
+        (Some("reset-current"), _) => RepairKind::ResetCurrent,
+        (Some("rebuild-sidecars"), Some(v)) => RepairKind::RebuildSidecars(v.to_string()),
         _ => {
             app.status = "usage: :repair truncate-torn-tail | reset-current | rebuild-sidecars vN".into();
-            return;
+            return Vec::new();
         }
     };
-    match plan {
-        Ok(p) if p.noop => app.status = p.lines.join("; "),
-        Ok(p) => {
-            app.confirm = Some(Confirm {
-                title: "Repair?".into(),
-                text: format!("{}\n\nEvery byte removed or replaced is copied to cottas-tui-backups/ first.\nPress y to apply, n to cancel.", p.lines.join("\n")),
-                then: Pending::Repair(kind),
-            })
-        }
-        Err(e) => app.status = e.to_string(),
-    }
+    app.status = "planning the repair…".into();
+    vec![Effect::PlanRepair(kind)]
 }
 
 fn search(app: &mut App, forward: bool) {
@@ -482,8 +494,8 @@ fn search(app: &mut App, forward: bool) {
 
 /// `:open v2`, `:open FILE`, `:goto 0x1f0`, `:query`, `:export FILE [FORMAT]`,
 /// `:compact`, `:q`; and `/text` or `/x:1f8b` searches in the decoder.
-fn cmd_key(app: &mut App, k: KeyEvent, tx: &Sender<Msg>) {
-    let Some(line) = app.cmdline.as_mut() else { return };
+fn cmd_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
+    let Some(line) = app.cmdline.as_mut() else { return Vec::new() };
     match k.code {
         KeyCode::Esc => app.cmdline = None,
         KeyCode::Backspace => {
@@ -495,10 +507,11 @@ fn cmd_key(app: &mut App, k: KeyEvent, tx: &Sender<Msg>) {
         KeyCode::Char(c) => line.push(c),
         KeyCode::Enter => {
             let line = app.cmdline.take().unwrap_or_default();
-            run_command(app, &line, tx);
+            return run_command(app, &line);
         }
         _ => {}
     }
+    Vec::new()
 }
 
 fn parse_offset(s: &str) -> Option<u64> {
@@ -509,136 +522,153 @@ fn parse_offset(s: &str) -> Option<u64> {
     }
 }
 
-pub fn run_command(app: &mut App, line: &str, tx: &Sender<Msg>) {
+/// `:open v2`, `:open FILE`, `:goto 0x1f0`, `:query`, `:export FILE [FORMAT]`,
+/// `:compact`, `:update …`, `:repair …`, `:q`; and `/text` or `/x:1f8b`
+/// searches in the decoder.
+pub fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
     if let Some(needle) = line.strip_prefix('/') {
-        let bytes = match needle.strip_prefix("x:") {
-            Some(hex) => (0..hex.len() / 2)
-                .filter_map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok())
-                .collect(),
-            None => needle.as_bytes().to_vec(),
-        };
-        if let Some(d) = app.decoder.as_mut() {
-            d.search = Some(bytes);
-        }
-        search(app, true);
-        return;
+        start_search(app, needle);
+        return Vec::new();
     }
     let body = line.trim_start_matches(':').trim();
     let (cmd, arg) = body.split_once(' ').map_or((body, ""), |(c, a)| (c, a.trim()));
     match cmd {
         "q" | "quit" => app.quit = true,
-        "open" => {
-            if let Some(i) = super::state::version_index(app, arg) {
-                app.version_sel = i;
-                app.load_version_details();
-                go(app, Tab::Files);
-            } else {
-                let p = PathBuf::from(arg);
-                let p = if p.is_absolute() { p } else { app.chunk.join(p) };
-                if p.is_file() {
-                    app.open_decoder(&p);
-                    go(app, Tab::Decoder);
-                } else {
-                    app.status = format!("no version or file named {arg:?}");
-                }
-            }
-        }
-        "goto" => match (parse_offset(arg), app.decoder.as_mut()) {
-            (Some(off), Some(d)) if off < d.bytes.len() as u64 => {
-                d.cursor = off;
-                d.tree_focus = false;
-                go(app, Tab::Decoder);
-                sync_span_to_cursor(app);
-                keep_cursor_visible(app);
-            }
-            (Some(_), Some(_)) => app.status = "offset beyond the end of the file".into(),
-            (None, _) => app.status = format!("not an offset: {arg:?} (decimal or 0x hex)"),
-            (_, None) => app.status = "open a file in the decoder first".into(),
-        },
+        "open" => return open(app, arg),
+        "goto" => goto(app, arg),
         "query" => {
             go(app, Tab::Query);
             if !arg.is_empty() {
                 app.query.text = arg.to_string();
             }
         }
-        "export" => {
-            let mut parts = arg.split_whitespace();
-            let Some(file) = parts.next() else {
-                app.status = "usage: :export FILE [json|xml|csv|tsv|table|ntriples|nquads|turtle]".into();
-                return;
-            };
-            let format = match parts.next().map(|f| <OutputFormat as clap::ValueEnum>::from_str(f, true)) {
-                Some(Ok(f)) => f,
-                Some(Err(e)) => {
-                    app.status = format!("format: {e}");
-                    return;
-                }
-                None => match file.rsplit('.').next() {
-                    Some("json") => OutputFormat::Json,
-                    Some("xml") => OutputFormat::Xml,
-                    Some("csv") => OutputFormat::Csv,
-                    Some("nt") => OutputFormat::NTriples,
-                    Some("nq") => OutputFormat::NQuads,
-                    Some("ttl") => OutputFormat::Turtle,
-                    _ => OutputFormat::Tsv,
-                },
-            };
-            app.status = format!("exporting to {file}…");
-            worker::spawn_export(
-                app.chunk.clone(),
-                app.query.text.clone(),
-                PathBuf::from(file),
-                format,
-                tx.clone(),
-            );
-        }
+        "export" => return export(app, arg),
         "compact" => {
             go(app, Tab::Timeline);
-            ask_compaction(app);
+            return ask_compaction(app);
         }
-        "update" => {
-            if !app.write {
-                app.status = "read-only: start with --write to update".into();
-            } else if arg.is_empty() {
-                app.status = "usage: :update INSERT DATA { … }".into();
-            } else {
-                app.status = "updating…".into();
-                worker::spawn_update(app.chunk.clone(), arg.to_string(), tx.clone());
-            }
-        }
-        "repair" => ask_repair(app, arg),
+        "update" => return update_command(app, arg),
+        "repair" => return ask_repair(app, arg),
         "" => {}
         other => {
             app.status = format!(
-            "unknown command :{other} (try :open, :goto, :query, :export, :compact, :update, :repair, :q)"
-        )
+                "unknown command :{other} (try :open, :goto, :query, :export, :compact, :update, :repair, :q)"
+            )
         }
+    }
+    Vec::new()
+}
+
+/// `/text` or `/x:1f8b`: the needle, then the first match after the cursor.
+fn start_search(app: &mut App, needle: &str) {
+    let bytes = match needle.strip_prefix("x:") {
+        Some(hex) => (0..hex.len() / 2)
+            .filter_map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok())
+            .collect(),
+        None => needle.as_bytes().to_vec(),
+    };
+    if let Some(d) = app.decoder.as_mut() {
+        d.search = Some(bytes);
+    }
+    search(app, true);
+}
+
+/// `:open v2` selects a version; anything else is a file to decode
+/// (relative to the chunk).
+fn open(app: &mut App, arg: &str) -> Vec<Effect> {
+    if let Some(i) = super::state::version_index(app, arg) {
+        go(app, Tab::Files);
+        return select_version(app, i);
+    }
+    let p = PathBuf::from(arg);
+    let p = if p.is_absolute() { p } else { app.chunk.join(p) };
+    app.status = format!("opening {arg}…");
+    vec![Effect::OpenFile(p)]
+}
+
+fn goto(app: &mut App, arg: &str) {
+    match (parse_offset(arg), app.decoder.as_mut()) {
+        (Some(off), Some(d)) if off < d.bytes.len() as u64 => {
+            d.cursor = off;
+            d.tree_focus = false;
+            go(app, Tab::Decoder);
+            sync_span_to_cursor(app);
+            keep_cursor_visible(app);
+        }
+        (Some(_), Some(_)) => app.status = "offset beyond the end of the file".into(),
+        (None, _) => app.status = format!("not an offset: {arg:?} (decimal or 0x hex)"),
+        (_, None) => app.status = "open a file in the decoder first".into(),
     }
 }
 
-fn worker_msg(app: &mut App, msg: Msg, tx: &Sender<Msg>) {
+fn export(app: &mut App, arg: &str) -> Vec<Effect> {
+    let mut parts = arg.split_whitespace();
+    let Some(file) = parts.next() else {
+        app.status = "usage: :export FILE [json|xml|csv|tsv|table|ntriples|nquads|turtle]".into();
+        return Vec::new();
+    };
+    let format = match parts.next().map(|f| <OutputFormat as clap::ValueEnum>::from_str(f, true)) {
+        Some(Ok(f)) => f,
+        Some(Err(e)) => {
+            app.status = format!("format: {e}");
+            return Vec::new();
+        }
+        None => format_for_extension(file),
+    };
+    app.status = format!("exporting to {file}…");
+    vec![Effect::Export { text: app.query.text.clone(), out: PathBuf::from(file), format }]
+}
+
+fn format_for_extension(file: &str) -> OutputFormat {
+    match file.rsplit('.').next() {
+        Some("json") => OutputFormat::Json,
+        Some("xml") => OutputFormat::Xml,
+        Some("csv") => OutputFormat::Csv,
+        Some("nt") => OutputFormat::NTriples,
+        Some("nq") => OutputFormat::NQuads,
+        Some("ttl") => OutputFormat::Turtle,
+        _ => OutputFormat::Tsv,
+    }
+}
+
+fn update_command(app: &mut App, arg: &str) -> Vec<Effect> {
+    if !app.write {
+        app.status = "read-only: start with --write to update".into();
+        return Vec::new();
+    }
+    if arg.is_empty() {
+        app.status = "usage: :update INSERT DATA { … }".into();
+        return Vec::new();
+    }
+    app.status = "updating…".into();
+    vec![Effect::Update(arg.to_string())]
+}
+
+/// A worker's report: the state takes what it brought.
+fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
     match msg {
+        Msg::Input(ev) => return from_event(app, ev).map(|a| update(app, a)).unwrap_or_default(),
+        Msg::Observed(now) => return observed(app, now),
+        Msg::Listed(listing, observed) => {
+            app.apply_listing(listing, observed);
+            return app.selected_version_dir().map(Effect::LoadVersion).into_iter().collect();
+        }
+        Msg::VersionLoaded(details) => app.apply_version(*details),
         Msg::LogIndexed(ix) => {
             let n = ix.count;
             app.log = Some(*ix);
             app.log_sel = app.log_sel.min(n.saturating_sub(1));
             app.log_top = app.log_top.min(app.log_sel);
         }
-        Msg::QueryDone(t) => {
-            let took = app.query.running.take().map(|(s, _)| s.elapsed()).unwrap_or(t.elapsed);
-            app.status = match (&t.error, t.boolean) {
-                (Some(e), _) => format!("error: {e}"),
-                (None, Some(b)) => format!("ASK: {b} in {:.1} ms", took.as_secs_f64() * 1e3),
-                _ => format!(
-                    "{} rows{} in {:.1} ms",
-                    t.rows.len(),
-                    if t.rows.len() >= worker::MAX_ROWS { "+ (display limit)" } else { "" },
-                    took.as_secs_f64() * 1e3
-                ),
-            };
-            app.query.scroll = 0;
-            app.query.result = Some(t);
+        Msg::Opened(Ok(d)) => {
+            app.status = format!("{}", d.path.display());
+            app.decoder = Some(*d);
+            go(app, Tab::Decoder);
         }
+        Msg::Opened(Err(e)) => app.status = e,
+        Msg::Planned(Ok(confirm)) => app.confirm = Some(confirm),
+        Msg::Planned(Err(why)) => app.status = why,
+        Msg::QueryDone(t) => query_done(app, t),
         Msg::CompactProgress(p) => {
             if let Some(c) = app.compaction.as_mut() {
                 c.last = Some(p);
@@ -646,43 +676,55 @@ fn worker_msg(app: &mut App, msg: Msg, tx: &Sender<Msg>) {
         }
         Msg::CompactDone(r) => {
             app.compaction = None;
-            app.status = match r {
-                Ok(s) => s,
-                Err(e) => format!("compaction failed: {e}"),
-            };
-            refresh(app, tx);
+            app.status = r.unwrap_or_else(|e| format!("compaction failed: {e}"));
+            return refresh(app);
         }
         Msg::Exported(r) => app.status = r.unwrap_or_else(|e| format!("export failed: {e}")),
         Msg::Wrote(r) => {
             app.status = r.unwrap_or_else(|e| format!("failed: {e}"));
-            refresh(app, tx);
+            return refresh(app);
         }
     }
+    Vec::new()
 }
 
-/// Re-reads versions and re-indexes the log (after a change on disk).
-pub fn refresh(app: &mut App, tx: &Sender<Msg>) {
-    app.reload_versions();
-    worker::spawn_log_index(app.log_path(), tx.clone());
-    app.watched = app.observe();
-}
-
-/// Called about twice a second: notices appends and compactions by other
-/// processes.
-pub fn watch(app: &mut App, tx: &Sender<Msg>) {
-    let now = app.observe();
-    if now != app.watched {
-        let what = if now.2 != app.watched.2 {
-            format!(
-                "`current` now points at {}",
-                now.2.as_ref().map(|p| p.display().to_string()).unwrap_or("nothing".into())
-            )
-        } else {
-            format!("the log changed ({} → {} bytes)", app.watched.0, now.0)
-        };
-        refresh(app, tx);
-        if app.compaction.is_none() {
-            app.status = what;
+fn query_done(app: &mut App, t: super::state::QueryTable) {
+    let took = app.query.running.take().map(|(s, _)| s.elapsed()).unwrap_or(t.elapsed);
+    let ms = took.as_secs_f64() * 1e3;
+    app.status = match (&t.error, t.boolean) {
+        (Some(e), _) => format!("error: {e}"),
+        (None, Some(b)) => format!("ASK: {b} in {ms:.1} ms"),
+        _ => {
+            let more = if t.rows.len() >= worker::MAX_ROWS { "+ (display limit)" } else { "" };
+            format!("{} rows{more} in {ms:.1} ms", t.rows.len())
         }
+    };
+    app.query.scroll = 0;
+    app.query.result = Some(t);
+}
+
+/// Re-lists versions and re-indexes the log (after a change on disk).
+fn refresh(app: &mut App) -> Vec<Effect> {
+    app.refreshing = true;
+    vec![Effect::ListVersions, Effect::IndexLog]
+}
+
+/// The watcher's report: appends and compactions by other processes show
+/// up within a second. Reports that arrive while a listing is on its way
+/// wait for it (the listing brings its own observation).
+fn observed(app: &mut App, now: super::state::Observed) -> Vec<Effect> {
+    if app.refreshing || now == app.watched {
+        return Vec::new();
     }
+    let what = if now.current != app.watched.current {
+        let target = now.current.as_ref().map_or("nothing".into(), |p| p.display().to_string());
+        format!("`current` now points at {target}")
+    } else {
+        format!("the log changed ({} → {} bytes)", app.watched.log_len, now.log_len)
+    };
+    if app.compaction.is_none() {
+        app.status = what;
+    }
+    app.watched = now;
+    refresh(app)
 }

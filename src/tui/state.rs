@@ -1,18 +1,15 @@
-//! Everything the TUI shows, and how it is loaded. Rendering reads this and
-//! never changes it; `action::update` is the only writer.
-//!
-//! Loading is cheap on purpose: version listings read footers only, the file
-//! list reads headers only, and the log is indexed on a worker thread. A file
-//! is decoded in full only when the user opens it in the decoder.
+//! Everything the TUI shows. Rendering reads this and never changes it;
+//! `action::update` is the only writer, and it reads no file: what comes
+//! from disk arrives as a worker's message (see `load` and `worker`).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::compact::CompactProgress;
-use crate::format::kind::{self, FileKind};
+use crate::format::kind::FileKind;
 use crate::format::span::Span;
-use crate::store::layout::{self, BASE, CURRENT, LOG};
-use crate::store::versions::{self, Listing};
+use crate::store::layout::{self, LOG};
+use crate::store::versions::Listing;
 
 use crate::store::log::index::LogIndex;
 
@@ -61,6 +58,22 @@ pub struct FileRow {
     pub checksum: Check,
 }
 
+/// What the watcher compares: the log's length and mtime, `current`'s target.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Observed {
+    pub log_len: u64,
+    pub log_mtime: Option<std::time::SystemTime>,
+    pub current: Option<PathBuf>,
+}
+
+/// The row groups and files of one version directory, as a worker read them.
+#[derive(Clone, Debug)]
+pub struct VersionDetails {
+    pub dir: PathBuf,
+    pub row_groups: RowGroups,
+    pub files: Vec<FileRow>,
+}
+
 /// Rows and compressed bytes per row group of the selected version (footer only).
 #[derive(Clone, Debug, Default)]
 pub struct RowGroups {
@@ -86,6 +99,27 @@ pub struct Decoder {
 }
 
 impl Decoder {
+    pub fn new(
+        path: PathBuf,
+        bytes: Vec<u8>,
+        kind: Option<FileKind>,
+        spans: Vec<Span>,
+        problems: Vec<String>,
+    ) -> Decoder {
+        Decoder {
+            path,
+            bytes,
+            kind,
+            spans,
+            problems,
+            span_sel: 0,
+            cursor: 0,
+            top: 0,
+            search: None,
+            tree_focus: true,
+        }
+    }
+
     /// The innermost span holding `offset`.
     pub fn span_at(&self, offset: u64) -> Option<usize> {
         self.spans
@@ -170,8 +204,12 @@ pub struct App {
     pub status: String,
     pub tick: usize,
     pub quit: bool,
-    /// Last seen (log length, log mtime, current target), for the watcher.
-    pub watched: (u64, Option<std::time::SystemTime>, Option<PathBuf>),
+    /// What the last listing saw on disk; the watcher's reports are
+    /// compared with it.
+    pub watched: Observed,
+    /// A listing was asked for and has not arrived: the watcher's reports
+    /// wait for it.
+    pub refreshing: bool,
     /// Visible rows of the main list, as the last frame laid them out.
     pub page: usize,
     /// Bytes per hex row in the decoder, as the last frame laid it out.
@@ -179,8 +217,9 @@ pub struct App {
 }
 
 impl App {
+    /// The state before anything is read: [`App::startup`] says what to load.
     pub fn new(chunk: &Path, write: bool) -> App {
-        let mut app = App {
+        App {
             chunk: chunk.to_path_buf(),
             write,
             tab: Tab::Store,
@@ -208,31 +247,30 @@ impl App {
             status: String::new(),
             tick: 0,
             quit: false,
-            watched: (0, None, None),
+            watched: Observed::default(),
+            refreshing: false,
             page: 20,
             hex_cols: 16,
-        };
-        app.reload_versions();
-        app.watched = app.observe();
-        app
+        }
+    }
+
+    /// What to load first: the versions (then the selected one's files) and
+    /// the log's index.
+    pub fn startup(&mut self) -> Vec<super::effect::Effect> {
+        self.refreshing = true;
+        vec![super::effect::Effect::ListVersions, super::effect::Effect::IndexLog]
     }
 
     pub fn log_path(&self) -> PathBuf {
         self.chunk.join(LOG)
     }
 
-    /// (log length, log mtime, `current` target) now.
-    pub fn observe(&self) -> (u64, Option<std::time::SystemTime>, Option<PathBuf>) {
-        let meta = std::fs::metadata(self.log_path()).ok();
-        (
-            meta.as_ref().map_or(0, |m| m.len()),
-            meta.and_then(|m| m.modified().ok()),
-            std::fs::read_link(self.chunk.join(CURRENT)).ok(),
-        )
-    }
-
-    pub fn reload_versions(&mut self) {
-        match versions::list(&self.chunk) {
+    /// Takes a fresh listing; keeps the selection where it was, or starts on
+    /// the current version.
+    pub fn apply_listing(&mut self, listing: Result<Listing, String>, observed: Observed) {
+        self.refreshing = false;
+        self.watched = observed;
+        match listing {
             Ok(l) => {
                 if self.listing.is_none() {
                     self.version_sel = l
@@ -245,9 +283,18 @@ impl App {
                 self.listing = Some(l);
                 self.listing_error = None;
             }
-            Err(e) => self.listing_error = Some(e.to_string()),
+            Err(e) => self.listing_error = Some(e),
         }
-        self.load_version_details();
+    }
+
+    /// Takes a version's details if it is still the selected one.
+    pub fn apply_version(&mut self, details: VersionDetails) {
+        if self.selected_version_dir().as_deref() != Some(details.dir.as_path()) {
+            return;
+        }
+        self.row_groups = details.row_groups;
+        self.files = details.files;
+        self.file_sel = self.file_sel.min(self.files.len().saturating_sub(1));
     }
 
     pub fn selected_version_dir(&self) -> Option<PathBuf> {
@@ -271,101 +318,9 @@ impl App {
     pub fn current_marker(&self) -> Option<u64> {
         self.listing.as_ref()?.versions.iter().find(|v| v.is_current).and_then(|v| v.marker)
     }
-
-    /// Row-group figures and the file list of the selected version: footers
-    /// and headers only.
-    pub fn load_version_details(&mut self) {
-        self.row_groups = RowGroups::default();
-        self.files.clear();
-        let Some(dir) = self.selected_version_dir() else { return };
-        if let Ok(base) = crate::store::base::Base::open(&dir.join(BASE)) {
-            for rg in base.metadata().row_groups() {
-                self.row_groups.rows.push(rg.num_rows().max(0) as u64);
-                self.row_groups.bytes.push(rg.compressed_size().max(0) as u64);
-            }
-        }
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
-            .unwrap_or_default();
-        paths.sort();
-        paths.insert(0, self.log_path());
-        self.files = paths.into_iter().filter(|p| p.exists()).map(|p| file_row(&self.chunk, &p)).collect();
-        self.file_sel = self.file_sel.min(self.files.len().saturating_sub(1));
-    }
-
-    /// Opens a file in the decoder (the one explicit full decode).
-    pub fn open_decoder(&mut self, path: &Path) {
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
-            Err(e) => {
-                self.status = format!("{}: {e}", path.display());
-                return;
-            }
-        };
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let ins = crate::inspect::inspect(&name, &bytes);
-        let (kind, mut spans, problems) = match ins {
-            Some(i) => (
-                Some(i.kind),
-                i.spans,
-                i.problems.iter().map(|p| format!("at byte {}: {}", p.offset, p.message)).collect(),
-            ),
-            None => (None, Vec::new(), vec!["not a store file: shown as raw bytes".to_string()]),
-        };
-        spans.sort_by_key(|s| (s.range.start, std::cmp::Reverse(s.range.end)));
-        self.decoder = Some(Decoder {
-            path: path.to_path_buf(),
-            bytes,
-            kind,
-            spans,
-            problems,
-            span_sel: 0,
-            cursor: 0,
-            top: 0,
-            search: None,
-            tree_focus: true,
-        });
-    }
 }
 
-fn check(ok: bool) -> Check {
-    if ok {
-        Check::Ok
-    } else {
-        Check::Bad
-    }
-}
-
-/// Size, kind and header checks of one file, from its first bytes (and, for
-/// the 24-byte marker, its whole content).
-pub fn file_row(chunk: &Path, path: &Path) -> FileRow {
-    let name = path.strip_prefix(chunk).unwrap_or(path).display().to_string();
-    let size = std::fs::metadata(path).map_or(0, |m| m.len());
-    let mut head = [0u8; 8];
-    let n = std::fs::File::open(path).and_then(|mut f| std::io::Read::read(&mut f, &mut head)).unwrap_or(0);
-    let fname = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let kind = kind::detect(&fname, &head[..n]);
-    let na = Check::NotApplicable;
-    let (magic, version, checksum) = match kind {
-        None => (na, na, na),
-        Some(FileKind::Parquet) => (check(head[..n.min(4)] == *b"PAR1"), na, na),
-        Some(FileKind::EpochMarker) => {
-            let full = std::fs::read(path).unwrap_or_default();
-            let ok = crate::format::epoch::decode(&full).result.is_ok();
-            (check(head.starts_with(b"CEP1")), check(n >= 8 && head[4..8] == [1, 0, 0, 0]), check(ok))
-        }
-        Some(k) => {
-            let magic_ok = n >= 4 && head[..4] == k.magic();
-            let version_ok = n >= 8 && head[4..8] == [1, 0, 0, 0];
-            // The log's batch checksums are checked by the log index, on a
-            // worker: until it reports, nothing has been checked.
-            (check(magic_ok), check(version_ok), if k == FileKind::DeltaLog { Check::Pending } else { na })
-        }
-    };
-    FileRow { path: path.to_path_buf(), name, size, kind, magic, version, checksum }
-}
-
-/// Whether `path` names a version of this chunk (`:open v2`).
+/// Whether `name` names a version of this chunk (`:open v2`).
 pub fn version_index(app: &App, name: &str) -> Option<usize> {
     layout::version_number(name)?;
     app.listing.as_ref()?.versions.iter().position(|v| v.name == name)

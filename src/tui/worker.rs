@@ -1,30 +1,46 @@
-//! Long work off the UI thread: indexing the log, queries, compaction and
-//! exports. Each worker opens what it needs itself and reports back over the
-//! channel; the UI thread only ever receives messages.
+//! Where effects run: each on its own thread, opening what it needs itself
+//! and reporting back over the channel, so the UI thread only ever receives
+//! messages. [`perform`] is the work; [`spawn`] runs it on a worker and
+//! [`settle`] runs it in place (tests, and the benchmark's set-up).
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Sender;
-use std::time::Instant;
+use std::sync::mpsc::{self, Sender};
+use std::time::{Duration, Instant};
 
+use ratatui::crossterm::event::Event;
 use spareval::{CancellationToken, QueryEvaluator, QueryResults};
 use spargebra::SparqlParser;
 
-use super::state::QueryTable;
+use super::effect::Effect;
+use super::load;
+use super::state::{App, Confirm, Decoder, Observed, Pending, QueryTable, RepairKind, VersionDetails};
 use crate::compact::{self, CompactOptions, CompactProgress};
 use crate::sparql::dataset::StoreDataset;
-use crate::sparql::limits::spawn_request_thread;
+use crate::sparql::limits::{on_request_stack, spawn_request_thread};
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
 use crate::store::log::index::LogIndex;
 use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Explain};
+use crate::store::versions::Listing;
 use crate::view::overlay::Overlay;
 
 /// Rows kept for display; the status line says when a result has more.
 pub const MAX_ROWS: usize = 10_000;
 
+/// How long a TUI write waits for another writer's lock.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
+
 pub enum Msg {
+    /// A key, mouse or resize event from the input thread.
+    Input(Event),
+    /// What the watcher sees on disk now (sent twice a second).
+    Observed(Observed),
+    Listed(Result<Listing, String>, Observed),
+    VersionLoaded(Box<VersionDetails>),
     LogIndexed(Box<LogIndex>),
+    Opened(Result<Box<Decoder>, String>),
+    /// A plan to confirm, or why there is nothing to confirm.
+    Planned(Result<Confirm, String>),
     QueryDone(QueryTable),
     CompactProgress(CompactProgress),
     CompactDone(Result<String, String>),
@@ -33,46 +49,143 @@ pub enum Msg {
     Wrote(Result<String, String>),
 }
 
-/// One SPARQL Update request through the same writer as `cottas-tui update`.
-pub fn spawn_update(chunk: PathBuf, text: String, tx: Sender<Msg>) {
-    spawn_request_thread(move || {
-        let r = crate::sparql::update::Updater::open(&chunk, Some(std::time::Duration::from_secs(5)))
-            .and_then(|mut u| u.apply(&text))
-            .map(|o| o.to_string())
-            .map_err(|e| e.to_string());
-        let _ = tx.send(Msg::Wrote(r));
+/// Runs `effect` on a worker thread; its messages arrive on `tx`.
+pub fn spawn(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
+    let chunk = chunk.to_path_buf();
+    let tx = tx.clone();
+    // SPARQL runs on a stack sized for the limits in `sparql::limits`.
+    if matches!(effect, Effect::Query { .. } | Effect::Export { .. } | Effect::Update(_)) {
+        spawn_request_thread(move || perform(&chunk, effect, &tx));
+    } else {
+        std::thread::spawn(move || perform(&chunk, effect, &tx));
+    }
+}
+
+/// Runs `effects` here, feeding their messages back through `update`, until
+/// nothing more is asked for.
+pub fn settle(app: &mut App, effects: Vec<Effect>) {
+    let (tx, rx) = mpsc::channel();
+    let mut queue: std::collections::VecDeque<Effect> = effects.into();
+    while let Some(effect) = queue.pop_front() {
+        let chunk = app.chunk.clone();
+        on_request_stack(|| perform(&chunk, effect, &tx));
+        while let Ok(msg) = rx.try_recv() {
+            queue.extend(super::action::update(app, super::action::Action::Worker(msg)));
+        }
+    }
+}
+
+/// The work of one effect, reported on `tx`.
+pub fn perform(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
+    let msg = match effect {
+        Effect::ListVersions => {
+            let (listing, observed) = load::list_versions(chunk);
+            Msg::Listed(listing, observed)
+        }
+        Effect::LoadVersion(dir) => Msg::VersionLoaded(Box::new(load::version_details(chunk, &dir))),
+        Effect::IndexLog => {
+            Msg::LogIndexed(Box::new(LogIndex::build(&chunk.join(crate::store::layout::LOG))))
+        }
+        Effect::OpenFile(path) => Msg::Opened(load::open_file(&path).map(Box::new)),
+        Effect::Query { text, token } => Msg::QueryDone(query_table(chunk, &text, token)),
+        Effect::Export { text, out, format } => Msg::Exported(export(chunk, &text, &out, format)),
+        Effect::Update(text) => Msg::Wrote(update(chunk, &text)),
+        Effect::PlanCompaction => Msg::Planned(plan_compaction(chunk)),
+        Effect::Compact => Msg::CompactDone(run_compaction(chunk, tx)),
+        Effect::PlanRepair(kind) => Msg::Planned(plan_repair(chunk, kind)),
+        Effect::Repair(kind) => Msg::Wrote(repair(chunk, &kind)),
+    };
+    let _ = tx.send(msg);
+}
+
+/// Reports what is on disk every half second, for as long as the UI runs.
+pub fn spawn_watcher(chunk: PathBuf, tx: Sender<Msg>) {
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(500));
+        if tx.send(Msg::Observed(load::observe(&chunk))).is_err() {
+            return;
+        }
     });
+}
+
+/// Forwards terminal events into the loop's channel, so one `recv` waits
+/// for input and workers alike.
+pub fn spawn_input(tx: Sender<Msg>) {
+    std::thread::spawn(move || {
+        while let Ok(ev) = ratatui::crossterm::event::read() {
+            if tx.send(Msg::Input(ev)).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+fn update(chunk: &Path, text: &str) -> Result<String, String> {
+    crate::sparql::update::Updater::open(chunk, Some(LOCK_WAIT))
+        .and_then(|mut u| u.apply(text))
+        .map(|o| o.to_string())
+        .map_err(|e| e.to_string())
+}
+
+fn plan_compaction(chunk: &Path) -> Result<Confirm, String> {
+    match compact::plan(chunk) {
+        Ok(p) if p.nothing_to_fold() => Err("nothing to fold: the log has no visible batch".into()),
+        Ok(p) => Ok(Confirm {
+            title: "Compact?".into(),
+            text: format!("{p}\n\nPress y to compact, n to cancel."),
+            then: Pending::Compact,
+        }),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn run_compaction(chunk: &Path, tx: &Sender<Msg>) -> Result<String, String> {
+    compact::compact(chunk, &CompactOptions::default(), |p| {
+        let _ = tx.send(Msg::CompactProgress(p.clone()));
+    })
+    .map(|s| s.to_string())
+    .map_err(|e| e.to_string())
+}
+
+fn plan_repair(chunk: &Path, kind: RepairKind) -> Result<Confirm, String> {
+    use crate::triage::repair;
+    let plan = match &kind {
+        RepairKind::TruncateTornTail => repair::plan_truncate_tail(chunk),
+        RepairKind::ResetCurrent => repair::plan_reset_current(chunk).map(|p| p.0),
+        RepairKind::RebuildSidecars(v) => repair::plan_rebuild_sidecars(chunk, v),
+    }
+    .map_err(|e| e.to_string())?;
+    if plan.noop {
+        return Err(plan.lines.join("; "));
+    }
+    Ok(Confirm {
+        title: "Repair?".into(),
+        text: format!(
+            "{}\n\nEvery byte removed or replaced is copied to cottas-tui-backups/ first.\nPress y to apply, n to cancel.",
+            plan.lines.join("\n")
+        ),
+        then: Pending::Repair(kind),
+    })
 }
 
 /// A repair through the same code as `cottas-tui repair … --yes`.
-pub fn spawn_repair(chunk: PathBuf, what: super::state::RepairKind, tx: Sender<Msg>) {
-    use super::state::RepairKind;
+fn repair(chunk: &Path, kind: &RepairKind) -> Result<String, String> {
     use crate::triage::repair;
-    std::thread::spawn(move || {
-        let wait = Some(std::time::Duration::from_secs(5));
-        let r = match &what {
-            RepairKind::TruncateTornTail => repair::truncate_tail(&chunk, wait),
-            RepairKind::ResetCurrent => repair::reset_current(&chunk, wait),
-            RepairKind::RebuildSidecars(v) => repair::rebuild_sidecars(&chunk, v, wait),
-        };
-        let _ = tx.send(Msg::Wrote(r.map(|a| a.lines.join("; ")).map_err(|e| e.to_string())));
-    });
+    let wait = Some(LOCK_WAIT);
+    let r = match kind {
+        RepairKind::TruncateTornTail => repair::truncate_tail(chunk, wait),
+        RepairKind::ResetCurrent => repair::reset_current(chunk, wait),
+        RepairKind::RebuildSidecars(v) => repair::rebuild_sidecars(chunk, v, wait),
+    };
+    r.map(|a| a.lines.join("; ")).map_err(|e| e.to_string())
 }
 
-pub fn spawn_log_index(path: PathBuf, tx: Sender<Msg>) {
-    std::thread::spawn(move || {
-        let _ = tx.send(Msg::LogIndexed(Box::new(LogIndex::build(&path))));
-    });
-}
-
-pub fn spawn_query(chunk: PathBuf, text: String, token: CancellationToken, tx: Sender<Msg>) {
-    spawn_request_thread(move || {
-        let started = Instant::now();
-        let mut table = run_for_table(&chunk, &text, token)
-            .unwrap_or_else(|e| QueryTable { error: Some(e), ..QueryTable::default() });
-        table.elapsed = started.elapsed();
-        let _ = tx.send(Msg::QueryDone(table));
-    });
+fn query_table(chunk: &Path, text: &str, token: CancellationToken) -> QueryTable {
+    let started = Instant::now();
+    let mut table = run_for_table(chunk, text, token)
+        .unwrap_or_else(|e| QueryTable { error: Some(e), ..QueryTable::default() });
+    table.elapsed = started.elapsed();
+    table
 }
 
 fn run_for_table(chunk: &Path, text: &str, token: CancellationToken) -> Result<QueryTable, String> {
@@ -81,7 +194,7 @@ fn run_for_table(chunk: &Path, text: &str, token: CancellationToken) -> Result<Q
     let store = Store::open(chunk).map_err(|e| e.to_string())?;
     let cache = ColumnCache::new(256 << 20);
     let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
-    let explain = RefCell::new(Explain::default());
+    let explain = std::cell::RefCell::new(Explain::default());
     let dataset = StoreDataset {
         store: &store,
         overlay: &overlay,
@@ -106,12 +219,9 @@ fn run_for_table(chunk: &Path, text: &str, token: CancellationToken) -> Result<Q
             for s in sols {
                 let s = s.map_err(cancelled)?;
                 if table.rows.len() < MAX_ROWS {
-                    table.rows.push(
-                        s.values()
-                            .iter()
-                            .map(|t| t.as_ref().map(|t| t.to_string()).unwrap_or_default())
-                            .collect(),
-                    );
+                    let cells =
+                        s.values().iter().map(|t| t.as_ref().map(|t| t.to_string()).unwrap_or_default());
+                    table.rows.push(cells.collect());
                 }
             }
         }
@@ -132,31 +242,14 @@ fn run_for_table(chunk: &Path, text: &str, token: CancellationToken) -> Result<Q
     Ok(table)
 }
 
-pub fn spawn_compact(chunk: PathBuf, tx: Sender<Msg>) {
-    std::thread::spawn(move || {
-        let progress_tx = tx.clone();
-        let r = compact::compact(&chunk, &CompactOptions::default(), |p| {
-            let _ = progress_tx.send(Msg::CompactProgress(p.clone()));
-        });
-        let _ = tx.send(Msg::CompactDone(r.map(|s| s.to_string()).map_err(|e| e.to_string())));
-    });
-}
-
-pub fn spawn_export(chunk: PathBuf, text: String, out: PathBuf, format: OutputFormat, tx: Sender<Msg>) {
-    spawn_request_thread(move || {
-        let r = (|| -> Result<String, String> {
-            let store = Store::open(&chunk).map_err(|e| e.to_string())?;
-            let cache = ColumnCache::new(256 << 20);
-            let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
-            let mut file = std::io::BufWriter::new(
-                std::fs::File::create(&out).map_err(|e| format!("{}: {e}", out.display()))?,
-            );
-            let opts = QueryOptions { format: Some(format), ..QueryOptions::default() };
-            let s =
-                run_query(&store, &overlay, &cache, &text, &opts, &mut file).map_err(|e| e.to_string())?;
-            std::io::Write::flush(&mut file).map_err(|e| e.to_string())?;
-            Ok(format!("exported {} results to {}", s.rows, out.display()))
-        })();
-        let _ = tx.send(Msg::Exported(r));
-    });
+fn export(chunk: &Path, text: &str, out: &Path, format: OutputFormat) -> Result<String, String> {
+    let store = Store::open(chunk).map_err(|e| e.to_string())?;
+    let cache = ColumnCache::new(256 << 20);
+    let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
+    let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut file = std::io::BufWriter::new(file);
+    let opts = QueryOptions { format: Some(format), ..QueryOptions::default() };
+    let s = run_query(&store, &overlay, &cache, text, &opts, &mut file).map_err(|e| e.to_string())?;
+    std::io::Write::flush(&mut file).map_err(|e| e.to_string())?;
+    Ok(format!("exported {} results to {}", s.rows, out.display()))
 }

@@ -1,0 +1,42 @@
+//! What handling an action asks for, as data. `action::update` returns
+//! effects and never performs them; the event loop hands each one to
+//! `worker::spawn`, and render tests run them in place with
+//! `worker::settle`. That is what keeps the update step pure: it reads no
+//! file, starts no thread and decodes nothing.
+
+use std::path::PathBuf;
+
+use spareval::CancellationToken;
+
+use super::state::RepairKind;
+use crate::sparql::run::OutputFormat;
+
+pub enum Effect {
+    /// List the versions (footers only) → `Msg::Listed`.
+    ListVersions,
+    /// Row groups and header checks of one version directory → `Msg::VersionLoaded`.
+    LoadVersion(PathBuf),
+    /// Index the log → `Msg::LogIndexed`.
+    IndexLog,
+    /// Decode one file for the decoder → `Msg::Opened`.
+    OpenFile(PathBuf),
+    /// Run a query for the results table → `Msg::QueryDone`.
+    Query {
+        text: String,
+        token: CancellationToken,
+    },
+    /// Run a query into a file → `Msg::Exported`.
+    Export {
+        text: String,
+        out: PathBuf,
+        format: OutputFormat,
+    },
+    /// Apply one SPARQL Update as one batch → `Msg::Wrote`.
+    Update(String),
+    /// Say what compaction would do → `Msg::Planned`.
+    PlanCompaction,
+    Compact,
+    /// Say what a repair would do → `Msg::Planned`.
+    PlanRepair(RepairKind),
+    Repair(RepairKind),
+}
