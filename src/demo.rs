@@ -8,7 +8,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use std::io::{Error, ErrorKind, Result};
 
 use crate::format::deltalog::{self, Batch, Entry, Object, Quad, Subject};
 use crate::format::epoch::{self, EpochMarker};
@@ -37,7 +37,7 @@ fn import_assets(scratch: &Path, out: &Path, texts: &[(&str, &str)]) -> Result<(
         fs::write(&p, text)?;
         inputs.push(p);
     }
-    crate::import::import(&ImportOptions::new(inputs, out.to_path_buf()), |_| {})?;
+    crate::import::import(&ImportOptions::new(inputs, out.to_path_buf()), |_| {}).map_err(Error::other)?;
     Ok(())
 }
 
@@ -114,7 +114,8 @@ pub fn ensure(dir: &Path, rebuild: bool) -> Result<bool> {
     if dir.join("current").exists() && !rebuild {
         return Ok(false);
     }
-    let parent = dir.parent().context("the demo dir has no parent")?;
+    let parent =
+        dir.parent().ok_or_else(|| Error::new(ErrorKind::InvalidInput, "the demo dir has no parent"))?;
     fs::create_dir_all(parent)?;
     let tmp = parent.join(format!(".demo.tmp.{}", std::process::id()));
     let _ = fs::remove_dir_all(&tmp);

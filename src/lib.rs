@@ -4,6 +4,7 @@ pub mod cli;
 pub mod compact;
 #[cfg(feature = "full")]
 pub mod demo;
+pub mod exit;
 pub mod format;
 #[cfg(feature = "full")]
 pub mod import;

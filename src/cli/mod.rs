@@ -20,6 +20,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::exit::{Classify, ExitClass};
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
@@ -163,42 +165,23 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Bad data in the input or a failing query (as opposed to bad arguments or
-/// an unreadable store): exit 1.
-fn is_bad_input(e: &anyhow::Error) -> bool {
-    use crate::sparql::run::QueryError;
-    use crate::sparql::update::UpdateError;
-    if matches!(
-        e.downcast_ref::<UpdateError>(),
-        Some(
-            UpdateError::Syntax(_)
-                | UpdateError::Evaluation(_)
-                | UpdateError::Limit(_)
-                | UpdateError::Load { .. }
-        )
-    ) {
-        return true;
+/// The exit class of an error: the first link of its chain that is one of
+/// ours says it (each type decides its own class); anything else is a
+/// failure.
+fn exit_class(e: &anyhow::Error) -> ExitClass {
+    fn ask<T: Classify + std::error::Error + 'static>(
+        e: &(dyn std::error::Error + 'static),
+    ) -> Option<ExitClass> {
+        e.downcast_ref::<T>().map(Classify::exit_class)
     }
-    matches!(e.downcast_ref::<crate::import::ImportError>(), Some(crate::import::ImportError::Syntax { .. }))
-        || matches!(
-            e.downcast_ref::<QueryError>(),
-            Some(
-                QueryError::Syntax(_)
-                    | QueryError::Evaluation(_)
-                    | QueryError::Limit(_)
-                    | QueryError::Timeout(_)
-            )
-        )
-}
-
-/// Another writer holds the store: exit 3, so scripts can retry.
-fn is_locked(e: &anyhow::Error) -> bool {
-    use crate::sparql::update::UpdateError;
-    let locked = |s: &crate::store::StoreError| matches!(s, crate::store::StoreError::Locked { .. });
-    e.chain().any(|c| {
-        c.downcast_ref::<crate::store::StoreError>().is_some_and(locked)
-            || matches!(c.downcast_ref::<UpdateError>(), Some(UpdateError::Store(s)) if locked(s))
-    })
+    e.chain()
+        .find_map(|c| {
+            ask::<crate::store::StoreError>(c)
+                .or_else(|| ask::<crate::sparql::run::QueryError>(c))
+                .or_else(|| ask::<crate::sparql::update::UpdateError>(c))
+                .or_else(|| ask::<crate::import::ImportError>(c))
+        })
+        .unwrap_or(ExitClass::Failure)
 }
 
 fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
@@ -270,20 +253,10 @@ fn run_cli() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
-        Err(e) if is_locked(&e) => {
-            let _ = out.flush();
-            eprintln!("cottas-tui: error: {e:#}");
-            ExitCode::from(3)
-        }
-        Err(e) if is_bad_input(&e) => {
-            let _ = out.flush();
-            eprintln!("cottas-tui: error: {e:#}");
-            ExitCode::from(1)
-        }
         Err(e) => {
             let _ = out.flush();
             eprintln!("cottas-tui: error: {e:#}");
-            ExitCode::from(2)
+            ExitCode::from(exit_class(&e).code())
         }
     }
 }

@@ -149,6 +149,18 @@ impl fmt::Display for ImportError {
 }
 impl std::error::Error for ImportError {}
 
+impl crate::exit::Classify for ImportError {
+    /// A malformed statement is bad input; a store error keeps its class;
+    /// unreadable files and bad options are failures.
+    fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            ImportError::Syntax { .. } => crate::exit::ExitClass::BadInput,
+            ImportError::Store(e) => crate::exit::Classify::exit_class(e),
+            ImportError::Io { .. } | ImportError::Usage(_) => crate::exit::ExitClass::Failure,
+        }
+    }
+}
+
 impl From<StoreError> for ImportError {
     fn from(e: StoreError) -> Self {
         ImportError::Store(e)

@@ -71,6 +71,22 @@ impl fmt::Display for QueryError {
     }
 }
 
+impl crate::exit::Classify for QueryError {
+    /// A query that does not parse, hits a limit, fails or times out is bad
+    /// input; the store's own errors keep their class.
+    fn exit_class(&self) -> crate::exit::ExitClass {
+        use crate::exit::ExitClass;
+        match self {
+            QueryError::Syntax(_)
+            | QueryError::Evaluation(_)
+            | QueryError::Limit(_)
+            | QueryError::Timeout(_) => ExitClass::BadInput,
+            QueryError::Store(e) => crate::exit::Classify::exit_class(e),
+            QueryError::Io(_) => ExitClass::Failure,
+        }
+    }
+}
+
 impl std::error::Error for QueryError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {

@@ -69,6 +69,21 @@ impl fmt::Display for UpdateError {
     }
 }
 
+impl crate::exit::Classify for UpdateError {
+    /// An update that does not parse, hits a limit, fails or cannot load
+    /// its source is bad input; the store's own errors keep their class.
+    fn exit_class(&self) -> crate::exit::ExitClass {
+        use crate::exit::ExitClass;
+        match self {
+            UpdateError::Syntax(_)
+            | UpdateError::Evaluation(_)
+            | UpdateError::Limit(_)
+            | UpdateError::Load { .. } => ExitClass::BadInput,
+            UpdateError::Store(e) => crate::exit::Classify::exit_class(e),
+        }
+    }
+}
+
 impl std::error::Error for UpdateError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {

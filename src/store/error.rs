@@ -100,3 +100,14 @@ impl std::error::Error for StoreError {
         }
     }
 }
+
+impl crate::exit::Classify for StoreError {
+    /// A held lock can be retried; everything else is the store or the
+    /// environment.
+    fn exit_class(&self) -> crate::exit::ExitClass {
+        match self {
+            StoreError::Locked { .. } => crate::exit::ExitClass::Locked,
+            _ => crate::exit::ExitClass::Failure,
+        }
+    }
+}

@@ -26,7 +26,7 @@ pub fn report_first_frame() {
 
 /// Loads the store (log index included), then pages through the log view
 /// `n` times, timing each frame, and prints the figures to stderr.
-pub fn scroll(terminal: &mut ratatui::DefaultTerminal, chunk: &Path, n: usize) -> anyhow::Result<()> {
+pub fn scroll(terminal: &mut ratatui::DefaultTerminal, chunk: &Path, n: usize) -> std::io::Result<()> {
     let mut app = App::new(chunk, false);
     let t = Instant::now();
     let effects = app.startup();

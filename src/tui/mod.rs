@@ -33,7 +33,7 @@ pub static PROCESS_START: std::sync::OnceLock<Instant> = std::sync::OnceLock::ne
 const TICK: Duration = Duration::from_millis(250);
 
 /// Runs the TUI on `chunk` until the user quits.
-pub fn run(chunk: &Path, write: bool) -> anyhow::Result<()> {
+pub fn run(chunk: &Path, write: bool) -> std::io::Result<()> {
     let mut terminal = ratatui::init();
     let _ = execute!(std::io::stdout(), EnableMouseCapture);
     let result = match bench::scroll_frames() {
@@ -45,7 +45,7 @@ pub fn run(chunk: &Path, write: bool) -> anyhow::Result<()> {
     result
 }
 
-fn event_loop(terminal: &mut ratatui::DefaultTerminal, chunk: &Path, write: bool) -> anyhow::Result<()> {
+fn event_loop(terminal: &mut ratatui::DefaultTerminal, chunk: &Path, write: bool) -> std::io::Result<()> {
     let (tx, rx) = mpsc::channel();
     let mut app = App::new(chunk, write);
     let size = terminal.size()?;
