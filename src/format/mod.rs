@@ -14,6 +14,7 @@ pub mod epoch;
 pub mod error;
 pub mod kind;
 pub mod p_offsets;
+pub mod page_header;
 #[cfg(feature = "full")]
 pub mod parquet;
 pub mod po_presence;
@@ -21,6 +22,7 @@ pub mod presence;
 pub mod s_offsets;
 pub mod span;
 pub mod term;
+pub mod thrift;
 pub mod transport;
 
 pub use cursor::Decoded;

@@ -5,9 +5,12 @@
 //! Thrift-compact `FileMetaData`, its length (u32 LE), `PAR1`. The framing is
 //! decoded here with spans; the Thrift structure by the parquet crate's
 //! decoder, which is not written for hostile input: some damaged footers make
-//! it panic, and it hands back chunk offsets and sizes that the crate's own
-//! accessors then panic on ("column start and length should not be
-//! negative"). So [`read_footer`] runs that decoder contained, then checks
+//! it panic, a list count it trusts can make it reserve tens of gigabytes, and
+//! it hands back chunk offsets and sizes that the crate's own accessors then
+//! panic on ("column start and length should not be negative"). So
+//! [`read_footer`] first skims the footer with our own compact-protocol
+//! reader (`format::thrift`: every count and length within the footer,
+//! nesting bounded), runs the crate's decoder contained, then checks
 //! every number a reader will use — row counts, every chunk's start and length,
 //! its page offsets — against the file, and names the first bad one with the
 //! byte offset of the footer and what was expected. Every reader of a base
@@ -19,6 +22,7 @@ use std::sync::Arc;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
 use super::error::ErrorKind;
+use super::page_header::{self, PageHeader};
 use super::{FormatError, Role, Span};
 
 pub const PAR1: [u8; 4] = *b"PAR1";
@@ -104,6 +108,13 @@ pub fn read_footer(bytes: &[u8]) -> Result<Footer, (Vec<Span>, FormatError)> {
         Err(e) => return Err((spans, e)),
     };
     let metadata = &bytes[start as usize..(start + len) as usize];
+    // Our own pass first: every list count and string length within the
+    // footer, nesting bounded. The crate's decoder reserves what a list
+    // claims before reading it, so an unchecked count could ask for more
+    // memory than the machine has and abort the process.
+    if let Err(e) = super::thrift::skim_struct(metadata, start, "footer.metadata") {
+        return Err((spans, e));
+    }
     let decoded = contained(|| ParquetMetaDataReader::decode_metadata(metadata));
     let meta = match decoded {
         Ok(Ok(m)) => m,
@@ -226,4 +237,122 @@ fn check_numbers(meta: &ParquetMetaData, metadata_start: u64) -> Result<Vec<Vec<
         )));
     }
     Ok(chunks)
+}
+
+/// One page of a column chunk: its decoded header and where it lies.
+pub struct Page<'a> {
+    pub header: PageHeader,
+    /// File offset of the header.
+    pub at: u64,
+    pub header_len: u64,
+    /// Spans of the header's fields.
+    pub fields: Vec<Span>,
+    /// The page's (compressed) bytes after the header.
+    pub data: &'a [u8],
+}
+
+impl Page<'_> {
+    /// The header's span, named `{chunk}.page[{k}].header`, with a summary.
+    pub fn header_span(&self, chunk: &str, k: usize) -> Span {
+        let h = &self.header;
+        let summary = format!(
+            "{}: {} values, {}, {} bytes ({} uncompressed)",
+            h.kind(),
+            h.num_values(),
+            h.encoding().map_or(String::new(), encoding_name),
+            self.data.len(),
+            h.uncompressed_page_size
+        );
+        span(&format!("{chunk}.page[{k}].header"), self.at, self.data_start(), Role::Length, Some(summary))
+    }
+
+    /// The span of the page's bytes.
+    pub fn data_span(&self, chunk: &str, k: usize) -> Span {
+        let end = self.data_start() + self.data.len() as u64;
+        span(&format!("{chunk}.page[{k}].data"), self.data_start(), end, Role::Payload, None)
+    }
+
+    fn data_start(&self) -> u64 {
+        self.at + self.header_len
+    }
+}
+
+/// The pages of the column chunk `bytes[start..end]`, in order: the one walk
+/// over page headers that the chunk decoder, `dump` and the TUI decoder
+/// share (headers decoded by [`super::page_header`]). It stops after the
+/// first error (a header that does not decode, or one that claims more bytes
+/// than the chunk has left), which names the byte and what was expected.
+pub fn pages(bytes: &[u8], start: u64, end: u64) -> Pages<'_> {
+    let end = end.min(bytes.len() as u64);
+    Pages { bytes, at: start.min(end), end, k: 0, chunk: String::new(), failed: false }
+}
+
+pub struct Pages<'a> {
+    bytes: &'a [u8],
+    at: u64,
+    end: u64,
+    k: usize,
+    chunk: String,
+    failed: bool,
+}
+
+impl<'a> Pages<'a> {
+    /// Names the chunk in spans and errors (`row_group[0].p`).
+    pub fn named(mut self, chunk: &str) -> Self {
+        self.chunk = chunk.to_string();
+        self
+    }
+
+    fn next_page(&mut self) -> Result<Page<'a>, FormatError> {
+        let name = format!("{}.page[{}].header", self.chunk, self.k);
+        let rest = &self.bytes[self.at as usize..self.end as usize];
+        let (header, header_len, fields) = page_header::decode(rest, self.at, &name)?;
+        let left = rest.len() as u64 - header_len;
+        let claimed = u64::try_from(header.compressed_page_size).map_err(|_| {
+            let detail = format!("a page size of {} bytes; expected 0 or more", header.compressed_page_size);
+            FormatError::structure(self.at, name.clone(), detail)
+        })?;
+        if claimed > left {
+            let detail = format!("the page claims {claimed} bytes; the column chunk ends {left} bytes after its header");
+            return Err(FormatError::structure(self.at, name, detail));
+        }
+        let data_start = (header_len) as usize;
+        let data = &rest[data_start..data_start + claimed as usize];
+        Ok(Page { header, at: self.at, header_len, fields, data })
+    }
+}
+
+impl<'a> Iterator for Pages<'a> {
+    type Item = Result<Page<'a>, FormatError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.at >= self.end {
+            return None;
+        }
+        let page = self.next_page();
+        match &page {
+            Ok(p) => {
+                self.at = p.data_start() + p.data.len() as u64;
+                self.k += 1;
+            }
+            Err(_) => self.failed = true,
+        }
+        Some(page)
+    }
+}
+
+/// Parquet's encoding numbers (parquet.thrift), as their names.
+pub fn encoding_name(n: i32) -> String {
+    match n {
+        0 => "PLAIN".into(),
+        2 => "PLAIN_DICTIONARY".into(),
+        3 => "RLE".into(),
+        4 => "BIT_PACKED".into(),
+        5 => "DELTA_BINARY_PACKED".into(),
+        6 => "DELTA_LENGTH_BYTE_ARRAY".into(),
+        7 => "DELTA_BYTE_ARRAY".into(),
+        8 => "RLE_DICTIONARY".into(),
+        9 => "BYTE_STREAM_SPLIT".into(),
+        other => format!("encoding {other}"),
+    }
 }

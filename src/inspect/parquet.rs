@@ -7,7 +7,7 @@ use parquet::file::metadata::ParquetMetaData;
 use serde_json::json;
 
 use super::{Inspection, Problem};
-use crate::format::parquet::read_footer;
+use crate::format::parquet::{pages, read_footer};
 use crate::format::{FormatError, Role, Span};
 
 fn span(name: &str, start: u64, end: u64, role: Role, value: Option<String>) -> Span {
@@ -154,83 +154,18 @@ fn codec_name(c: parquet::basic::Compression) -> String {
     s.split('(').next().unwrap_or(&s).to_string()
 }
 
-/// The pages of one column chunk: each header (decoded with the Thrift
-/// compact protocol) and the page bytes it describes.
-#[allow(deprecated)] // parquet::format is the stable home of PageHeader for now
+/// The pages of one column chunk, through the one page walker of
+/// `format::parquet`: each header's span and summary, each page's bytes.
 fn page_spans(ins: &mut Inspection, bytes: &[u8], chunk: &str, start: u64, end: u64) {
-    use parquet::format::{PageHeader, PageType};
-    use parquet::thrift::TSerializable;
-    let mut at = start;
-    let mut k = 0;
-    while at < end {
-        let mut rest = &bytes[at as usize..end as usize];
-        let before = rest.len();
-        let header = {
-            let mut prot = thrift::protocol::TCompactInputProtocol::new(&mut rest);
-            PageHeader::read_from_in_protocol(&mut prot)
-        };
-        let h = match header {
-            Ok(h) => h,
-            Err(e) => {
-                let detail = format!("page {k}: the page header does not decode: {e}");
-                ins.problems.push(Problem::from_error(&FormatError::structure(
-                    at,
-                    format!("{chunk}.page[{k}]"),
-                    detail,
-                )));
-                return;
+    for (k, page) in pages(bytes, start, end).named(chunk).enumerate() {
+        match page {
+            Ok(p) => {
+                let (header, data) = (p.header_span(chunk, k), p.data_span(chunk, k));
+                ins.spans.push(header);
+                ins.spans.extend(p.fields);
+                ins.spans.push(data);
             }
-        };
-        let hlen = (before - rest.len()) as u64;
-        let (kind, values, encoding) =
-            match (&h.dictionary_page_header, &h.data_page_header, &h.data_page_header_v2) {
-                (Some(d), _, _) => ("dictionary page", d.num_values, encoding_name(d.encoding.0)),
-                (_, Some(d), _) => ("data page v1", d.num_values, encoding_name(d.encoding.0)),
-                (_, _, Some(d)) => ("data page v2", d.num_values, encoding_name(d.encoding.0)),
-                _ => (if h.type_ == PageType::INDEX_PAGE { "index page" } else { "page" }, 0, String::new()),
-            };
-        let data_len = h.compressed_page_size.max(0) as u64;
-        ins.spans.push(span(
-            &format!("{chunk}.page[{k}].header"),
-            at,
-            at + hlen,
-            Role::Length,
-            Some(format!(
-                "{kind}: {values} values, {encoding}, {data_len} bytes ({} uncompressed)",
-                h.uncompressed_page_size
-            )),
-        ));
-        let data_end = (at + hlen + data_len).min(end);
-        ins.spans.push(span(&format!("{chunk}.page[{k}].data"), at + hlen, data_end, Role::Payload, None));
-        if at + hlen + data_len > end {
-            let detail = format!(
-                "page {k} claims {data_len} bytes; the column chunk ends {} bytes after its header",
-                end - at - hlen
-            );
-            ins.problems.push(Problem::from_error(&FormatError::structure(
-                at,
-                format!("{chunk}.page[{k}]"),
-                detail,
-            )));
-            return;
+            Err(e) => ins.problems.push(Problem::from_error(&e)),
         }
-        at = data_end;
-        k += 1;
-    }
-}
-
-/// Parquet's encoding numbers (parquet.thrift), as their names.
-fn encoding_name(n: i32) -> String {
-    match n {
-        0 => "PLAIN".into(),
-        2 => "PLAIN_DICTIONARY".into(),
-        3 => "RLE".into(),
-        4 => "BIT_PACKED".into(),
-        5 => "DELTA_BINARY_PACKED".into(),
-        6 => "DELTA_LENGTH_BYTE_ARRAY".into(),
-        7 => "DELTA_BYTE_ARRAY".into(),
-        8 => "RLE_DICTIONARY".into(),
-        9 => "BYTE_STREAM_SPLIT".into(),
-        other => format!("encoding {other}"),
     }
 }

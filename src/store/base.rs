@@ -20,7 +20,7 @@ use parquet::file::serialized_reader::SerializedRowGroupReader;
 use parquet::file::statistics::Statistics;
 
 use super::error::StoreError;
-use crate::format::parquet::{contained, read_footer, Footer};
+use crate::format::parquet::{contained, pages, read_footer, Footer};
 use crate::format::term::DEFAULT_GRAPH;
 
 /// A decoded column of one row group: the cells' token bytes.
@@ -204,6 +204,7 @@ impl Base {
             return Ok(self.default_column(rows));
         }
         self.check_chunk(rg, col)?;
+        self.check_pages(rg, col)?;
         let group = self.row_group(rg)?;
         let reader = group
             .get_column_reader(col)
@@ -239,6 +240,18 @@ impl Base {
             ));
         }
         Ok(Arc::new(values))
+    }
+
+    /// Walks the page headers of a chunk with our own decoder before the
+    /// parquet crate reads them, so a damaged header is reported with its
+    /// byte offset and what was expected.
+    fn check_pages(&self, rg: usize, col: usize) -> Result<(), StoreError> {
+        let (start, len) = self.footer.chunk(rg, col);
+        let name = format!("row_group[{rg}].{}", crate::store::sidecars::COLUMNS.get(col).copied().unwrap_or("?"));
+        for page in pages(&self.raw, start, start + len).named(&name) {
+            page.map_err(|e| StoreError::from_format(&self.path, &e))?;
+        }
+        Ok(())
     }
 
     /// Column `col` of row group `rg` as ids through `lookup`, by the fast

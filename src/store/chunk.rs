@@ -16,11 +16,10 @@
 //! the chunk through the parquet crate instead, which also produces the
 //! precise error for damaged pages. So this is a fast path, never the only one.
 
-#![allow(deprecated)] // parquet::format is the stable home of PageHeader for now
-
 use parquet::basic::Compression;
-use parquet::format::{PageHeader, PageType};
-use parquet::thrift::TSerializable;
+
+use crate::format::page_header::{DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, INDEX_PAGE};
+use crate::format::parquet::pages;
 
 /// Encoding numbers of parquet.thrift.
 const PLAIN: i32 = 0;
@@ -49,41 +48,33 @@ pub fn decode_ids(info: &ChunkInfo, lookup: &mut dyn FnMut(&[u8]) -> Option<u32>
     let mut out: Vec<u32> = Vec::with_capacity(info.rows);
     let mut dict: Option<Vec<u32>> = None;
     let mut scratch = Vec::new();
-    let mut rest = info.bytes;
+    let mut walk = pages(info.bytes, 0, info.bytes.len() as u64);
     while out.len() < info.rows {
-        let header = {
-            let mut prot = thrift::protocol::TCompactInputProtocol::new(&mut rest);
-            PageHeader::read_from_in_protocol(&mut prot).ok()?
-        };
-        let size = usize::try_from(header.compressed_page_size).ok()?;
+        let page = walk.next()?.ok()?;
+        let (header, page) = (page.header, page.data);
         let raw_len = usize::try_from(header.uncompressed_page_size).ok()?;
-        if size > rest.len() {
-            return None;
-        }
-        let (page, tail) = rest.split_at(size);
-        rest = tail;
-        match header.type_ {
-            PageType::DICTIONARY_PAGE => {
-                let h = header.dictionary_page_header?;
-                if h.encoding.0 != PLAIN && h.encoding.0 != PLAIN_DICTIONARY {
+        match header.page_type {
+            DICTIONARY_PAGE => {
+                let h = header.dictionary_page?;
+                if h.encoding != PLAIN && h.encoding != PLAIN_DICTIONARY {
                     return None;
                 }
                 let data = decompress(info.codec, page, raw_len, &mut scratch)?;
                 let n = usize::try_from(h.num_values).ok()?;
-                let mut ids = Vec::with_capacity(n);
+                let mut ids = Vec::with_capacity(n.min(data.len()));
                 let mut r = Reader::new(data);
                 for _ in 0..n {
                     ids.push(lookup(r.plain_value()?)?);
                 }
                 dict = Some(ids);
             }
-            PageType::DATA_PAGE => {
-                let h = header.data_page_header?;
+            DATA_PAGE => {
+                let h = header.data_page?;
                 let n = usize::try_from(h.num_values).ok()?;
                 let data = decompress(info.codec, page, raw_len, &mut scratch)?;
                 let mut r = Reader::new(data);
                 if info.max_def_level == 1 {
-                    if h.definition_level_encoding.0 != RLE {
+                    if h.definition_level_encoding != RLE {
                         return None;
                     }
                     let len = r.u32_le()? as usize;
@@ -91,10 +82,10 @@ pub fn decode_ids(info: &ChunkInfo, lookup: &mut dyn FnMut(&[u8]) -> Option<u32>
                         return None;
                     }
                 }
-                values(h.encoding.0, r.rest(), n, dict.as_deref(), lookup, &mut out)?;
+                values(h.encoding, r.rest(), n, dict.as_deref(), lookup, &mut out)?;
             }
-            PageType::DATA_PAGE_V2 => {
-                let h = header.data_page_header_v2?;
+            DATA_PAGE_V2 => {
+                let h = header.data_page_v2?;
                 if h.num_nulls != 0 || h.repetition_levels_byte_length != 0 {
                     return None;
                 }
@@ -110,9 +101,9 @@ pub fn decode_ids(info: &ChunkInfo, lookup: &mut dyn FnMut(&[u8]) -> Option<u32>
                 } else {
                     body
                 };
-                values(h.encoding.0, data, n, dict.as_deref(), lookup, &mut out)?;
+                values(h.encoding, data, n, dict.as_deref(), lookup, &mut out)?;
             }
-            PageType::INDEX_PAGE => {}
+            INDEX_PAGE => {}
             _ => return None,
         }
     }

@@ -67,15 +67,11 @@ pub struct Digests {
     pub sidecars: BTreeMap<String, Span>,
 }
 
-/// The footer region of a Parquet file: the metadata, its length and `PAR1`.
+/// The footer region of a Parquet file: the metadata, its length and `PAR1`,
+/// as `format::parquet::framing` finds it.
 pub fn footer_span(bytes: &[u8]) -> Option<(u64, u64)> {
-    let n = bytes.len();
-    if n < 12 || &bytes[n - 4..] != b"PAR1" {
-        return None;
-    }
-    let meta_len = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().ok()?) as usize;
-    let start = n.checked_sub(8 + meta_len)?;
-    Some((start as u64, (n - start) as u64))
+    let (start, len) = crate::format::parquet::framing(bytes).1.ok()?;
+    Some((start, len + 8))
 }
 
 fn span_of(bytes: &[u8], offset: u64, len: u64) -> Option<Span> {

@@ -87,7 +87,7 @@ impl std::fmt::Display for Explain {
     }
 }
 
-const NAMES: [&str; 4] = ["s", "p", "o", "g"];
+use crate::store::sidecars::COLUMNS as NAMES;
 /// Cache keys of postings lists: the column number plus this.
 const POSTINGS: usize = 4;
 

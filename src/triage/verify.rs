@@ -409,7 +409,7 @@ fn read_sidecars(
     d
 }
 
-const COLS: [&str; 4] = ["s", "p", "o", "g"];
+use crate::store::sidecars::COLUMNS as COLS;
 /// At most this many findings of one kind per file; then a count.
 const CAP: usize = 5;
 

@@ -1,0 +1,218 @@
+//! The Thrift compact protocol, read with spans and bounds: the one reader
+//! under our Parquet page-header decoder ([`super::page_header`]) and the
+//! check every Parquet footer passes before the parquet crate decodes it
+//! ([`skim_struct`]).
+//!
+//! In brief: a field begins with one byte, the high nibble the id delta from
+//! the previous field (0: a zigzag varint id follows) and the low nibble the
+//! type; integers are zigzag varints; binary is a varint length and bytes; a
+//! list begins with a size/type byte; a struct ends with a 0 byte. Nothing
+//! is allocated for what is skipped; nesting is bounded; a list may not
+//! claim more elements, nor a string more bytes, than are left, so whatever
+//! reads the same bytes afterwards cannot be made to reserve memory the
+//! input does not justify.
+
+use super::error::{ErrorKind, FormatError};
+use super::span::{Role, Span};
+
+/// Compact-protocol type ids.
+pub(crate) const T_TRUE: u8 = 1;
+pub(crate) const T_FALSE: u8 = 2;
+pub(crate) const T_BYTE: u8 = 3;
+pub(crate) const T_I16: u8 = 4;
+pub(crate) const T_I32: u8 = 5;
+pub(crate) const T_I64: u8 = 6;
+pub(crate) const T_DOUBLE: u8 = 7;
+pub(crate) const T_BINARY: u8 = 8;
+pub(crate) const T_LIST: u8 = 9;
+pub(crate) const T_SET: u8 = 10;
+pub(crate) const T_MAP: u8 = 11;
+pub(crate) const T_STRUCT: u8 = 12;
+
+/// How deep structures may nest. Parquet's own go about eight deep
+/// (metadata ▸ row group ▸ column ▸ metadata ▸ statistics, or a schema
+/// element's logical type ▸ time unit).
+const MAX_DEPTH: usize = 32;
+
+/// Checks that `bytes` begin with one well-formed compact struct, every
+/// length and count within what is left, nested at most a bounded depth;
+/// returns its length. `at` is the file offset of `bytes[0]`, for errors.
+pub fn skim_struct(bytes: &[u8], at: u64, name: &str) -> Result<u64, FormatError> {
+    let mut r = Reader::new(bytes, at, name);
+    r.fields(0, |r, _, ty| r.skip(ty, 1))?;
+    Ok(r.pos as u64)
+}
+
+pub(crate) struct Reader<'a> {
+    bytes: &'a [u8],
+    pub(crate) pos: usize,
+    at: u64,
+    name: &'a str,
+    pub(crate) spans: Vec<Span>,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8], at: u64, name: &'a str) -> Self {
+        Reader { bytes, pos: 0, at, name, spans: Vec::new() }
+    }
+
+    pub(crate) fn error(&self, pos: usize, detail: String) -> FormatError {
+        FormatError::structure(self.at + pos as u64, self.name.to_string(), detail)
+    }
+
+    fn byte(&mut self) -> Result<u8, FormatError> {
+        let b = self.bytes.get(self.pos).copied().ok_or_else(|| {
+            let kind = ErrorKind::Truncated {
+                field: self.name.to_string(),
+                needed: self.pos as u64 + 1,
+                file_len: self.at + self.bytes.len() as u64,
+            };
+            FormatError::new(self.at + self.pos as u64, kind)
+        })?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> Result<u64, FormatError> {
+        let start = self.pos;
+        let mut v = 0u64;
+        for shift in (0..70).step_by(7) {
+            let b = self.byte()?;
+            if shift == 63 && b > 1 {
+                break;
+            }
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(self.error(start, "a varint longer than 64 bits".into()))
+    }
+
+    fn zigzag(&mut self) -> Result<i64, FormatError> {
+        let v = self.varint()?;
+        Ok((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+
+    fn i32(&mut self) -> Result<i32, FormatError> {
+        let start = self.pos;
+        let v = self.zigzag()?;
+        i32::try_from(v).map_err(|_| self.error(start, format!("{v} does not fit the i32 field it is in")))
+    }
+
+    /// An i32 field, recorded as a span `{name}.{field}`.
+    pub(crate) fn i32_field(&mut self, field: &str, role: Role) -> Result<i32, FormatError> {
+        let start = self.pos;
+        let v = self.i32()?;
+        self.record(field, start, role, v.to_string());
+        Ok(v)
+    }
+
+    pub(crate) fn record(&mut self, field: &str, start: usize, role: Role, value: String) {
+        let range = self.at + start as u64..self.at + self.pos as u64;
+        let name = format!("{}.{field}", self.name);
+        self.spans.push(Span { name, range, role, value: Some(value), reason: None });
+    }
+
+    /// Calls `each(reader, id, type)` for every field of a struct up to its
+    /// stop byte; booleans carry their value in the type (1 true, 2 false).
+    pub(crate) fn fields(
+        &mut self,
+        depth: usize,
+        mut each: impl FnMut(&mut Self, i16, u8) -> Result<(), FormatError>,
+    ) -> Result<(), FormatError> {
+        if depth > MAX_DEPTH {
+            return Err(self.error(self.pos, format!("structures nested deeper than {MAX_DEPTH}")));
+        }
+        let mut last: i16 = 0;
+        loop {
+            let start = self.pos;
+            let b = self.byte()?;
+            if b == 0 {
+                return Ok(());
+            }
+            let (delta, ty) = (b >> 4, b & 0x0f);
+            let id = if delta == 0 { self.zigzag()? } else { i64::from(last) + i64::from(delta) };
+            last = i16::try_from(id).map_err(|_| self.error(start, format!("field id {id} out of range")))?;
+            if !(T_TRUE..=T_STRUCT).contains(&ty) {
+                return Err(self.error(start, format!("field {id} has type {ty}; expected a Thrift type 1..12")));
+            }
+            each(self, last, ty)?;
+        }
+    }
+
+    /// Steps over a value of type `ty` without keeping it.
+    pub(crate) fn skip(&mut self, ty: u8, depth: usize) -> Result<(), FormatError> {
+        match ty {
+            T_TRUE | T_FALSE => Ok(()),
+            T_BYTE => self.byte().map(drop),
+            T_I16 | T_I32 | T_I64 => self.varint().map(drop),
+            T_DOUBLE => (0..8).try_for_each(|_| self.byte().map(drop)),
+            T_BINARY => self.skip_binary(),
+            T_LIST | T_SET => self.skip_list(depth),
+            T_MAP => self.skip_map(depth),
+            T_STRUCT => self.fields(depth + 1, |r, _, ty| r.skip(ty, depth + 1)),
+            other => Err(self.error(self.pos, format!("a value of Thrift type {other}"))),
+        }
+    }
+
+    fn skip_binary(&mut self) -> Result<(), FormatError> {
+        let start = self.pos;
+        let len = self.varint()?;
+        let left = (self.bytes.len() - self.pos) as u64;
+        if len > left {
+            return Err(self.error(start, format!("a {len}-byte string with {left} bytes left in the page header")));
+        }
+        self.pos += len as usize;
+        Ok(())
+    }
+
+    fn skip_list(&mut self, depth: usize) -> Result<(), FormatError> {
+        let head = self.byte()?;
+        let n = if head >> 4 == 15 { self.varint()? } else { u64::from(head >> 4) };
+        let ty = head & 0x0f;
+        self.skip_elements(n, ty, depth)
+    }
+
+    fn skip_map(&mut self, depth: usize) -> Result<(), FormatError> {
+        let n = self.varint()?;
+        if n == 0 {
+            return Ok(());
+        }
+        let types = self.byte()?;
+        for _ in 0..n {
+            self.skip_element(types >> 4, depth)?;
+            self.skip_element(types & 0x0f, depth)?;
+        }
+        Ok(())
+    }
+
+    /// `n` elements of type `ty`; each takes at least one byte, so a count
+    /// larger than the bytes left is refused before looping.
+    fn skip_elements(&mut self, n: u64, ty: u8, depth: usize) -> Result<(), FormatError> {
+        let left = (self.bytes.len() - self.pos) as u64;
+        if n > left {
+            return Err(self.error(self.pos, format!("a list of {n} elements with {left} bytes left")));
+        }
+        (0..n).try_for_each(|_| self.skip_element(ty, depth))
+    }
+
+    /// An element of a list or map: booleans take a byte there.
+    fn skip_element(&mut self, ty: u8, depth: usize) -> Result<(), FormatError> {
+        if depth >= MAX_DEPTH {
+            return Err(self.error(self.pos, format!("structures nested deeper than {MAX_DEPTH}")));
+        }
+        match ty {
+            T_TRUE | T_FALSE => self.byte().map(drop),
+            _ => self.skip(ty, depth + 1),
+        }
+    }
+
+    /// A boolean field (its value is in the type nibble), recorded as a span.
+    pub(crate) fn bool_field(&mut self, field: &str, ty: u8) -> bool {
+        let v = ty == T_TRUE;
+        let start = self.pos - 1;
+        self.record(field, start, Role::Value, v.to_string());
+        v
+    }
+}
