@@ -29,18 +29,18 @@ use std::time::{Duration, Instant};
 
 use crate::format::deltalog::{self, Batch};
 use crate::format::epoch::{self, EpochMarker};
-use crate::format::term::DEFAULT_GRAPH;
-use crate::store::base_writer::BaseOptions;
+use crate::store::base::writer::BaseOptions;
 use crate::store::fsutil::{replace_symlink, sync_dir, unix_now, utc_timestamp, write_synced};
-use crate::store::layout::{self, Resolution, BASE, CURRENT, LOG, MARKER};
 use crate::store::log::writer::{debug_pause, WriterLock};
 use crate::store::log::Log;
-use crate::store::open::Store;
 use crate::store::read::ColumnCache;
 use crate::store::sort::{decode_key_into, split_key, Sorter};
-use crate::store::version_sink::{VersionSink, Written};
+use crate::store::versions::layout::{self, Resolution, BASE, CURRENT, LOG, MARKER};
+use crate::store::versions::open::Store;
+use crate::store::versions::sink::{VersionSink, Written};
 use crate::store::StoreError;
-use crate::view::overlay::{canonical_token, Key, Overlay};
+use crate::view::overlay::Overlay;
+use crate::view::rows::RowMerge;
 
 #[derive(Clone, Debug)]
 pub struct CompactOptions {
@@ -414,8 +414,7 @@ fn fold_into(
 ) -> Result<Written, StoreError> {
     let spill = dir.join(".spill");
     fs::create_dir_all(&spill).map_err(|e| StoreError::write(&spill, e))?;
-    let added = overlay.added_sorted();
-    let fold = Fold { dir, spill: &spill, store, overlay, added: &added, opts };
+    let fold = Fold { dir, spill: &spill, store, overlay, opts };
     let written = match fold_sorted(&fold, progress)? {
         Some(w) => w,
         None => {
@@ -436,21 +435,18 @@ struct Fold<'a> {
     spill: &'a Path,
     store: &'a Store,
     overlay: &'a Overlay,
-    /// The overlay's added quads, in SPOG order.
-    added: &'a [&'a Key],
     opts: &'a CompactOptions,
 }
 
-/// Streams base rows in file order, merging the added quads in; `None` at
+/// Streams base rows in file order through the view's row merge; `None` at
 /// the first base row that is not after the previous one.
 fn fold_sorted(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<Option<Written>, StoreError> {
-    let Fold { dir, spill, store, overlay, added, opts } = *fold;
+    let Fold { dir, spill, store, overlay, opts } = *fold;
     let mut sink = VersionSink::create(dir, spill, &opts.base)?;
     let base_path = dir.join(BASE);
     let sink_err = |e: std::io::Error| StoreError::write(&base_path, e);
-    let total = store.base.num_rows() + added.len() as u64;
-    let mut next_added = 0;
-    let mut graphs = GraphKeys::default();
+    let mut merge = RowMerge::new(overlay);
+    let total = store.base.num_rows() + merge.added_len() as u64;
     // The previous base row; SPOG order is column-wise byte order (the sink
     // checks the merged stream again, by the sort key).
     let (mut last, mut seen_one): ([Vec<u8>; 4], bool) = Default::default();
@@ -465,17 +461,7 @@ fn fold_sorted(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<O
                 c.clear();
                 c.extend_from_slice(cell);
             }
-            if !graphs.keeps(row, overlay) {
-                return Ok(true);
-            }
-            while next_added < added.len() && as_row(added[next_added]) < row {
-                sink.push(as_row(added[next_added])).map_err(sink_err)?;
-                next_added += 1;
-            }
-            if next_added < added.len() && as_row(added[next_added]) == row {
-                next_added += 1;
-            }
-            sink.push(row).map_err(sink_err)?;
+            merge.push_base(row, |r| sink.push(r)).map_err(sink_err)?;
             Ok(true)
         },
         |rows| progress(rows, total, fs::metadata(&base_path).map(|m| m.len()).unwrap_or(0)),
@@ -483,9 +469,7 @@ fn fold_sorted(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<O
     if !in_order {
         return Ok(None);
     }
-    for k in &added[next_added..] {
-        sink.push(as_row(k)).map_err(sink_err)?;
-    }
+    merge.finish(|r| sink.push(r)).map_err(sink_err)?;
     let written = sink.finish()?;
     progress(written.rows, total, written.base_bytes);
     Ok(Some(written))
@@ -494,24 +478,24 @@ fn fold_sorted(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<O
 /// Every kept base row and every added quad through the external sort (which
 /// also drops repeats), then into the sink.
 fn fold_by_sorting(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<Written, StoreError> {
-    let Fold { dir, spill, store, overlay, added, opts } = *fold;
+    let Fold { dir, spill, store, overlay, opts } = *fold;
     let base_path = dir.join(BASE);
     let spill_err = |e: std::io::Error| StoreError::write(spill, e);
-    let total = store.base.num_rows() + added.len() as u64;
+    let mut merge = RowMerge::new(overlay);
+    let total = store.base.num_rows() + merge.added_len() as u64;
     let mut sorter = Sorter::new(opts.memory_limit / 2, spill);
-    let mut graphs = GraphKeys::default();
     each_base_row(
         store,
         |row| {
-            if graphs.keeps(row, overlay) {
+            if merge.keeps(row) {
                 sorter.push(row).map_err(spill_err)?;
             }
             Ok(true)
         },
         |_| progress(0, total, 0),
     )?;
-    for k in added {
-        sorter.push(as_row(k)).map_err(spill_err)?;
+    for row in merge.added() {
+        sorter.push(row).map_err(spill_err)?;
     }
     let mut sink = VersionSink::create(dir, spill, &opts.base)?;
     let mut cols: [Vec<u8>; 4] = Default::default();
@@ -552,43 +536,6 @@ fn each_base_row(
         on_group(seen);
     }
     Ok(true)
-}
-
-fn as_row(k: &Key) -> [&[u8]; 4] {
-    std::array::from_fn(|c| k[c].as_bytes())
-}
-
-/// The canonical graph token of each distinct g cell, so a base row whose
-/// graph the overlay does not touch is kept without rendering its terms.
-#[derive(Default)]
-struct GraphKeys {
-    seen: Vec<(Vec<u8>, String)>,
-}
-
-impl GraphKeys {
-    /// Whether a base row survives the overlay ([`Overlay::hides`] decides).
-    fn keeps(&mut self, row: [&[u8]; 4], overlay: &Overlay) -> bool {
-        if overlay.graphs.is_empty() {
-            return true;
-        }
-        let g = match self.seen.iter().find(|(raw, _)| raw.as_slice() == row[3]) {
-            Some((_, g)) => g.clone(),
-            None => {
-                let g = if row[3] == DEFAULT_GRAPH.as_bytes() {
-                    DEFAULT_GRAPH.to_string()
-                } else {
-                    canonical_token(row[3]).unwrap_or_default()
-                };
-                self.seen.push((row[3].to_vec(), g.clone()));
-                g
-            }
-        };
-        if !overlay.touches(&g) {
-            return true;
-        }
-        let t: [String; 3] = std::array::from_fn(|c| canonical_token(row[c]).unwrap_or_default());
-        !overlay.hides([&t[0], &t[1], &t[2], &g])
-    }
 }
 
 fn write_summary(dir: &Path, plan: &CompactPlan, w: &Written) -> Result<(), StoreError> {

@@ -17,9 +17,9 @@ use std::time::Duration;
 use cottas_tui::compact::{self, CompactOptions};
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::sparql::update::Updater;
-use cottas_tui::store::open::Store;
 use cottas_tui::store::read::ColumnCache;
 use cottas_tui::store::versions;
+use cottas_tui::store::versions::open::Store;
 use cottas_tui::triage::verify::{self, VerifyOptions};
 use cottas_tui::view::overlay::Overlay;
 

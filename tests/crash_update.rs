@@ -20,8 +20,8 @@ use std::time::Duration;
 use cottas_tui::format::deltalog::{self, Entry, Object, StopReason};
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::sparql::update::Updater;
-use cottas_tui::store::open::Store;
 use cottas_tui::store::read::ColumnCache;
+use cottas_tui::store::versions::open::Store;
 use cottas_tui::view::overlay::Overlay;
 
 const KILLS: usize = 300;

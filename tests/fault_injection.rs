@@ -26,9 +26,9 @@ use cottas_tui::format::deltalog;
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::sparql::run::with_results;
 use cottas_tui::sparql::update::Updater;
-use cottas_tui::store::base_writer::BaseOptions;
-use cottas_tui::store::open::Store;
+use cottas_tui::store::base::writer::BaseOptions;
 use cottas_tui::store::read::ColumnCache;
+use cottas_tui::store::versions::open::Store;
 use cottas_tui::triage::verify::{self, Severity, VerifyOptions};
 use cottas_tui::view::overlay::Overlay;
 use spareval::QueryResults;
@@ -163,7 +163,7 @@ fn every_damage_is_found_and_no_query_answers_wrong() {
     let mut rng = Rng(0xfa17_5eed);
     let mut table: BTreeMap<String, Tally> = BTreeMap::new();
     let mut silent_wrong = Vec::new();
-    let digests = chunk.join("v2").join(cottas_tui::store::digests::DIGESTS);
+    let digests = chunk.join("v2").join(cottas_tui::store::base::digests::DIGESTS);
     for file in &files {
         let name = file.strip_prefix(&chunk).unwrap().display().to_string();
         let kind = if name.contains(".dict") || name.contains(".presence") || name.contains(".offsets") {

@@ -9,12 +9,12 @@ use std::process::Command;
 
 use cottas_tui::format::term::{self, Escaping, Literal, Term};
 use cottas_tui::import::{self, ImportOptions};
+use cottas_tui::store::base::writer::{write_base, BaseOptions};
 use cottas_tui::store::base::Base;
-use cottas_tui::store::base_writer::{write_base, BaseOptions};
-use cottas_tui::store::layout::Resolution;
-use cottas_tui::store::open::Store;
 use cottas_tui::store::read::{ColumnCache, Pattern};
 use cottas_tui::store::sidecars;
+use cottas_tui::store::versions::layout::Resolution;
+use cottas_tui::store::versions::open::Store;
 use parquet::basic::Encoding;
 use parquet::column::page::Page;
 use parquet::file::reader::{FileReader, SerializedFileReader};

@@ -11,8 +11,8 @@ use std::process::Command;
 use cottas_tui::format::term::{self, Term};
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::store::base::Base;
-use cottas_tui::store::open::Store;
 use cottas_tui::store::read::{ColumnCache, Pattern};
+use cottas_tui::store::versions::open::Store;
 
 fn python() -> Option<PathBuf> {
     let p = std::env::var_os("COTTAS_PYTHON")

@@ -13,8 +13,8 @@ use cottas_tui::format::term;
 use cottas_tui::format::transport::Transport;
 use cottas_tui::sparql::update::Updater;
 use cottas_tui::store::log::writer::{LogWriter, WriterLock};
-use cottas_tui::store::open::Store;
 use cottas_tui::store::read::ColumnCache;
+use cottas_tui::store::versions::open::Store;
 use cottas_tui::view::overlay::Overlay;
 
 const EX: &str = "https://example.org";

@@ -25,8 +25,8 @@ use cottas_tui::format::deltalog::{self, Batch, Entry};
 use cottas_tui::format::transport::Transport;
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::sparql::run::with_results;
-use cottas_tui::store::open::Store;
 use cottas_tui::store::read::ColumnCache;
+use cottas_tui::store::versions::open::Store;
 use cottas_tui::view::overlay::Overlay;
 
 const MF: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#";

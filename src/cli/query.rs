@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
-use crate::store::open::Store;
 use crate::store::read::ColumnCache;
+use crate::store::versions::open::Store;
 use crate::view::overlay::Overlay;
 
 #[derive(clap::Args, Debug)]

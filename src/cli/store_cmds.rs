@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::format::term::{self, Term};
 use crate::import::{self, ImportOptions, InputFormat, Progress};
-use crate::store::index;
+use crate::store::sidecars::rebuild;
 use crate::view::terms::Tok;
 use crate::view::{Graphs, Quads, Snapshot};
 
@@ -34,11 +34,11 @@ pub struct ImportArgs {
     #[arg(long)]
     pub lenient: bool,
     /// ZSTD level of the s column, most of the raw bytes (1 fastest … 22 smallest).
-    #[arg(long, default_value_t = crate::store::base_writer::BaseOptions::default().zstd_level)]
+    #[arg(long, default_value_t = crate::store::base::writer::BaseOptions::default().zstd_level)]
     pub zstd_level: i32,
     /// ZSTD level of the p, o and g columns (docs/benchmarks.md has the
     /// size/time trade-off of several levels).
-    #[arg(long, default_value_t = crate::store::base_writer::BaseOptions::default().zstd_level_small)]
+    #[arg(long, default_value_t = crate::store::base::writer::BaseOptions::default().zstd_level_small)]
     pub zstd_level_small: i32,
     /// Parser threads for N-Quads / N-Triples input, plain, compressed or
     /// stdin (default: one per core); Turtle and TriG parse on one thread.
@@ -128,7 +128,7 @@ pub struct IndexArgs {
 }
 
 pub fn run_index(args: &IndexArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let r = index::index(&args.target)?;
+    let r = rebuild::index(&args.target)?;
     for (name, action) in &r.files {
         writeln!(out, "{:<28} {}", name, action.describe())?;
     }

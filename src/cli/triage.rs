@@ -10,9 +10,9 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::format::deltalog::{self, BatchFrame, Entry};
-use crate::store::layout::{self, LOG};
 use crate::store::log::{is_visible, Log, Tail};
-use crate::store::open::read_marker;
+use crate::store::versions::layout::{self, LOG};
+use crate::store::versions::open::read_marker;
 use crate::triage::repair::{self, Applied, RepairPlan};
 use crate::triage::verify::{self, Report, Severity, VerifyOptions};
 

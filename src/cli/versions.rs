@@ -195,7 +195,7 @@ pub struct RollbackArgs {
 }
 
 pub fn run_rollback(args: &RollbackArgs, out: &mut impl Write) -> Result<ExitCode> {
-    if crate::store::layout::version_number(&args.to).is_none() {
+    if crate::store::versions::layout::version_number(&args.to).is_none() {
         bail!("--to {:?}: expected a version name like v2", args.to);
     }
     let log = versions::log_contents(&args.target)?;

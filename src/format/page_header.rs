@@ -92,8 +92,13 @@ pub fn decode(bytes: &[u8], at: u64, name: &str) -> Result<(PageHeader, u64, Vec
     r.fields(0, |r, id, ty| {
         match (id, ty) {
             (1, T_I32) => (h.page_type, seen[0]) = (r.i32_field("type", Role::Value)?, true),
-            (2, T_I32) => (h.uncompressed_page_size, seen[1]) = (r.i32_field("uncompressed_page_size", Role::Length)?, true),
-            (3, T_I32) => (h.compressed_page_size, seen[2]) = (r.i32_field("compressed_page_size", Role::Length)?, true),
+            (2, T_I32) => {
+                (h.uncompressed_page_size, seen[1]) =
+                    (r.i32_field("uncompressed_page_size", Role::Length)?, true)
+            }
+            (3, T_I32) => {
+                (h.compressed_page_size, seen[2]) = (r.i32_field("compressed_page_size", Role::Length)?, true)
+            }
             (4, T_I32) => h.crc = Some(r.i32_field("crc", Role::Checksum)?),
             (5, T_STRUCT) => h.data_page = Some(r.data_page_header()?),
             (7, T_STRUCT) => h.dictionary_page = Some(r.dictionary_page_header()?),
@@ -117,8 +122,12 @@ impl Reader<'_> {
             match (id, ty) {
                 (1, T_I32) => h.num_values = r.i32_field("num_values", Role::Count)?,
                 (2, T_I32) => h.encoding = r.i32_field("encoding", Role::Value)?,
-                (3, T_I32) => h.definition_level_encoding = r.i32_field("definition_level_encoding", Role::Value)?,
-                (4, T_I32) => h.repetition_level_encoding = r.i32_field("repetition_level_encoding", Role::Value)?,
+                (3, T_I32) => {
+                    h.definition_level_encoding = r.i32_field("definition_level_encoding", Role::Value)?
+                }
+                (4, T_I32) => {
+                    h.repetition_level_encoding = r.i32_field("repetition_level_encoding", Role::Value)?
+                }
                 _ => r.skip(ty, 2)?,
             }
             Ok(())
@@ -149,10 +158,12 @@ impl Reader<'_> {
                 (3, T_I32) => h.num_rows = r.i32_field("num_rows", Role::Count)?,
                 (4, T_I32) => h.encoding = r.i32_field("encoding", Role::Value)?,
                 (5, T_I32) => {
-                    h.definition_levels_byte_length = r.i32_field("definition_levels_byte_length", Role::Length)?
+                    h.definition_levels_byte_length =
+                        r.i32_field("definition_levels_byte_length", Role::Length)?
                 }
                 (6, T_I32) => {
-                    h.repetition_levels_byte_length = r.i32_field("repetition_levels_byte_length", Role::Length)?
+                    h.repetition_levels_byte_length =
+                        r.i32_field("repetition_levels_byte_length", Role::Length)?
                 }
                 (7, T_TRUE | T_FALSE) => h.is_compressed = Some(r.bool_field("is_compressed", ty)),
                 _ => r.skip(ty, 2)?,
@@ -162,7 +173,6 @@ impl Reader<'_> {
         Ok(h)
     }
 }
-
 
 #[cfg(all(test, feature = "full"))]
 #[allow(deprecated)] // parquet::format is used here only as an independent encoder
@@ -223,7 +233,10 @@ mod tests {
         bytes.extend_from_slice(b"page bytes follow");
         let (h, n, spans) = decode(&bytes, 100, "rg.p.page[0].header").unwrap();
         assert_eq!(n, len);
-        assert_eq!((h.page_type, h.uncompressed_page_size, h.compressed_page_size, h.crc), (3, 1000, 400, Some(-5)));
+        assert_eq!(
+            (h.page_type, h.uncompressed_page_size, h.compressed_page_size, h.crc),
+            (3, 1000, 400, Some(-5))
+        );
         let v2 = h.data_page_v2.unwrap();
         assert_eq!((v2.num_values, v2.encoding, v2.definition_levels_byte_length), (122_880, 8, 12));
         assert_eq!(v2.is_compressed, Some(false));
@@ -246,7 +259,10 @@ mod tests {
             data_page_header_v2: None,
         };
         let (h, _, _) = decode(&encode(&dict), 0, "d").unwrap();
-        assert_eq!(h.dictionary_page, Some(DictionaryPageHeader { num_values: 3, encoding: 0, is_sorted: Some(true) }));
+        assert_eq!(
+            h.dictionary_page,
+            Some(DictionaryPageHeader { num_values: 3, encoding: 0, is_sorted: Some(true) })
+        );
     }
 
     /// Every cut of a header is an error naming a byte inside it; every

@@ -313,7 +313,9 @@ impl<'a> Pages<'a> {
             FormatError::structure(self.at, name.clone(), detail)
         })?;
         if claimed > left {
-            let detail = format!("the page claims {claimed} bytes; the column chunk ends {left} bytes after its header");
+            let detail = format!(
+                "the page claims {claimed} bytes; the column chunk ends {left} bytes after its header"
+            );
             return Err(FormatError::structure(self.at, name, detail));
         }
         let data_start = (header_len) as usize;

@@ -135,7 +135,9 @@ impl<'a> Reader<'a> {
             let id = if delta == 0 { self.zigzag()? } else { i64::from(last) + i64::from(delta) };
             last = i16::try_from(id).map_err(|_| self.error(start, format!("field id {id} out of range")))?;
             if !(T_TRUE..=T_STRUCT).contains(&ty) {
-                return Err(self.error(start, format!("field {id} has type {ty}; expected a Thrift type 1..12")));
+                return Err(
+                    self.error(start, format!("field {id} has type {ty}; expected a Thrift type 1..12"))
+                );
             }
             each(self, last, ty)?;
         }
@@ -161,7 +163,9 @@ impl<'a> Reader<'a> {
         let len = self.varint()?;
         let left = (self.bytes.len() - self.pos) as u64;
         if len > left {
-            return Err(self.error(start, format!("a {len}-byte string with {left} bytes left in the page header")));
+            return Err(
+                self.error(start, format!("a {len}-byte string with {left} bytes left in the page header"))
+            );
         }
         self.pos += len as usize;
         Ok(())

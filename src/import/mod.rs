@@ -23,12 +23,12 @@ use oxttl::{NQuadsParser, NTriplesParser, TriGParser, TurtleParseError, TurtlePa
 
 use crate::format::deltalog;
 use crate::format::epoch::{self, EpochMarker};
-use crate::store::base_writer::BaseOptions;
+use crate::store::base::writer::BaseOptions;
 use crate::store::fsutil::{replace_symlink, sync_dir, write_synced};
-use crate::store::layout::{BASE, LOG, MARKER};
 use crate::store::sidecars;
 use crate::store::sort;
-use crate::store::version_sink::VersionSink;
+use crate::store::versions::layout::{BASE, LOG, MARKER};
+use crate::store::versions::sink::VersionSink;
 use crate::store::StoreError;
 
 #[derive(Clone, Debug)]

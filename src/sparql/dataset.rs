@@ -10,8 +10,8 @@ use std::cell::{OnceCell, RefCell};
 use oxrdf::Term;
 use spareval::{InternalQuad, QueryableDataset};
 
-use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Explain};
+use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use crate::view::overlay::Overlay;
 use crate::view::terms::{from_token, Tok};

@@ -324,15 +324,28 @@ pub fn parse_update(parser: SparqlParser, text: &str) -> Result<Update, Refusal>
     Ok(update)
 }
 
-/// Spawns a worker that parses or evaluates requests, with a [`STACK_BYTES`] stack.
-pub fn spawn_request_thread<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    std::thread::Builder::new()
-        .name("request".into())
-        .stack_size(STACK_BYTES)
-        .spawn(f)
-        .expect("spawning a request thread")
+/// Spawns a worker that parses or evaluates requests, with a [`STACK_BYTES`]
+/// stack. Where such a stack cannot be had (an address-space limit), the
+/// worker gets the default stack: the depth limits still hold, on a smaller
+/// margin. An error only when no thread can be started at all.
+pub fn spawn_request_thread<T: Send + 'static, F: FnOnce() -> T + Send + 'static>(
+    f: F,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    // The closure moves into whichever spawn succeeds; a failed spawn drops
+    // its copy of the slot, not the work.
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
+    let run = |slot: std::sync::Arc<std::sync::Mutex<Option<F>>>| {
+        move || {
+            let f = slot.lock().ok().and_then(|mut g| g.take());
+            f.expect("a request runs once")()
+        }
+    };
+    let big =
+        std::thread::Builder::new().name("request".into()).stack_size(STACK_BYTES).spawn(run(slot.clone()));
+    match big {
+        Ok(handle) => Ok(handle),
+        Err(_) => std::thread::Builder::new().name("request".into()).spawn(run(slot)),
+    }
 }
 
 /// Runs `f` on a thread with a [`STACK_BYTES`] stack and returns what it

@@ -14,8 +14,8 @@ use spareval::{CancellationToken, QueryEvaluator, QueryResults};
 use spargebra::SparqlParser;
 
 use super::dataset::StoreDataset;
-use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Explain};
+use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use crate::view::overlay::Overlay;
 

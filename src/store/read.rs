@@ -17,11 +17,11 @@ use std::sync::{Arc, Mutex};
 
 use parquet::data_type::ByteArray;
 
-use super::base::Column;
-use super::open::Store;
-use super::StoreError;
 use crate::format::dict::Dict;
 use crate::format::term::{token_variants, Term};
+use crate::store::base::Column;
+use crate::store::versions::open::Store;
+use crate::store::StoreError;
 
 /// A quad pattern; `None` is a variable. `g: Some(Term::DefaultGraph)` is the
 /// default graph, `None` any graph.
@@ -318,6 +318,16 @@ struct Bound {
     ids: Option<Vec<u32>>,
 }
 
+/// Candidate rows of a row group: the column whose sidecar found them, the
+/// local row numbers, and that sidecar's name for `--explain`.
+type Candidates = (usize, Vec<u32>, &'static str);
+
+/// The dictionary ids bound at `col`, if the pattern binds it and its
+/// dictionary is present.
+fn ids_of(bound: &[Bound], col: usize) -> Option<&[u32]> {
+    bound.iter().find(|b| b.col == col).and_then(|b| b.ids.as_deref())
+}
+
 impl Store {
     /// All rows matching `pat`, with the pruning figures.
     pub fn quads_for_pattern<'a>(
@@ -327,75 +337,27 @@ impl Store {
     ) -> Result<(Rows<'a>, Explain), StoreError> {
         let n = self.base.num_row_groups();
         let mut ex = Explain { row_groups: n, ..Explain::default() };
-        let sc = &self.sidecars;
-        let dicts: Option<[&Dict; 4]> = match &sc.dicts {
+        let dicts: Option<[&Dict; 4]> = match &self.sidecars.dicts {
             [Some(a), Some(b), Some(c), Some(d)] => Some([a, b, c, d]),
             _ => None,
         };
-
-        let mut bound = Vec::new();
-        for (col, term) in pat.bound().into_iter().enumerate() {
-            let Some(term) = term else { continue };
-            let tokens: Vec<Vec<u8>> = token_variants(term).into_iter().map(String::into_bytes).collect();
-            let ids =
-                sc.dicts[col].as_ref().map(|d| tokens.iter().filter_map(|t| d.find(t)).collect::<Vec<u32>>());
-            if ids.as_ref().is_some_and(|i| i.is_empty()) {
-                ex.absent_in_dict = Some(NAMES[col]);
-                let empty = match dicts {
-                    Some(d) => Rows::Ids { dicts: d, ids: Vec::new() },
-                    None => Rows::Tokens(Vec::new()),
-                };
-                return Ok((empty, ex));
-            }
-            bound.push(Bound { col, tokens, ids });
-        }
-        let mut keep = self.prune(&bound, &mut ex);
-        let ids_of = |col: usize| bound.iter().find(|b| b.col == col).and_then(|b| b.ids.clone());
-        let s_range: Option<Vec<(u64, u64)>> = match (ids_of(0), &sc.s_offsets) {
-            (Some(ids), Some(so)) => Some(
-                ids.iter()
-                    .filter_map(|&i| so.ranges.get(i as usize).copied())
-                    .filter(|r| r.0 < r.1)
-                    .collect(),
-            ),
-            _ => None,
+        let Some(bound) = self.bind(pat, &mut ex) else {
+            let empty = match dicts {
+                Some(d) => Rows::Ids { dicts: d, ids: Vec::new() },
+                None => Rows::Tokens(Vec::new()),
+            };
+            return Ok((empty, ex));
         };
+        let mut keep = self.prune(&bound, &mut ex);
+        let s_range = self.subject_ranges(&bound);
         if let Some(ranges) = &s_range {
-            for (rg, k) in keep.iter_mut().enumerate() {
-                let (a, b) = (self.base.rg_start(rg), self.base.rg_start(rg) + self.base.rg_rows(rg) as u64);
-                if *k && !ranges.iter().any(|&(s, e)| s < b && a < e) {
-                    *k = false;
-                    ex.pruned_by_s_offsets += 1;
-                }
-            }
+            self.prune_by_subject(ranges, &mut keep, &mut ex);
         }
-
         let mut id_rows: Vec<[u32; 4]> = Vec::new();
         let mut tok_rows: Vec<[ByteArray; 4]> = Vec::new();
         for rg in (0..n).filter(|&rg| keep[rg]) {
             let rows = self.base.rg_rows(rg);
-            let start = self.base.rg_start(rg);
-            // Candidate local rows from the most selective source that applies:
-            // a bound subject's .s.offsets range, a bound object's postings, a
-            // bound predicate's .p.offsets rows. The other bound columns then
-            // filter the candidates.
-            let source: Option<(usize, Vec<u32>, &'static str)> = if let Some(ranges) = &s_range {
-                let mut v = Vec::new();
-                for &(s, e) in ranges {
-                    let (a, b) = (s.max(start) - start, e.min(start + rows as u64).saturating_sub(start));
-                    v.extend(a as u32..b as u32);
-                }
-                Some((0, v, ".s.offsets"))
-            } else if let (Some(os), Some(d)) = (ids_of(2), dicts) {
-                let post = cache.postings(self, d[2], rg, 2, &mut ex)?;
-                Some((2, union_rows(os.iter().map(|&o| postings_of(&post, o))), "object postings"))
-            } else if let (Some(ps), Some(po)) = (ids_of(1), &sc.p_offsets) {
-                let lists = ps.iter().map(|&p| po.rows_of(rg as u32, p).iter().copied());
-                Some((1, union_rows(lists), ".p.offsets"))
-            } else {
-                None
-            };
-            let cand = match source {
+            let cand = match self.candidates(rg, &bound, s_range.as_deref(), dicts, cache, &mut ex)? {
                 Some((_, v, _)) if v.is_empty() => continue,
                 Some((col, v, from)) => {
                     ex.positions_from.push(from);
@@ -417,6 +379,76 @@ impl Store {
         };
         ex.rows_matched = out.len();
         Ok((out, ex))
+    }
+
+    /// The pattern's bound terms, each in every producer's spelling and, with
+    /// a dictionary, as ids. `None` when a term is in no dictionary: nothing
+    /// can match, and no page need be decoded.
+    fn bind(&self, pat: &Pattern, ex: &mut Explain) -> Option<Vec<Bound>> {
+        let mut bound = Vec::new();
+        for (col, term) in pat.bound().into_iter().enumerate() {
+            let Some(term) = term else { continue };
+            let tokens: Vec<Vec<u8>> = token_variants(term).into_iter().map(String::into_bytes).collect();
+            let dict = self.sidecars.dicts[col].as_ref();
+            let ids = dict.map(|d| tokens.iter().filter_map(|t| d.find(t)).collect::<Vec<u32>>());
+            if ids.as_ref().is_some_and(|i| i.is_empty()) {
+                ex.absent_in_dict = Some(NAMES[col]);
+                return None;
+            }
+            bound.push(Bound { col, tokens, ids });
+        }
+        Some(bound)
+    }
+
+    /// A bound subject's row ranges, from `.s.offsets`.
+    fn subject_ranges(&self, bound: &[Bound]) -> Option<Vec<(u64, u64)>> {
+        let ids = ids_of(bound, 0)?;
+        let so = self.sidecars.s_offsets.as_ref()?;
+        Some(ids.iter().filter_map(|&i| so.ranges.get(i as usize).copied()).filter(|r| r.0 < r.1).collect())
+    }
+
+    /// Drops the row groups that none of the subject's rows fall in.
+    fn prune_by_subject(&self, ranges: &[(u64, u64)], keep: &mut [bool], ex: &mut Explain) {
+        for (rg, k) in keep.iter_mut().enumerate() {
+            let (a, b) = (self.base.rg_start(rg), self.base.rg_start(rg) + self.base.rg_rows(rg) as u64);
+            if *k && !ranges.iter().any(|&(s, e)| s < b && a < e) {
+                *k = false;
+                ex.pruned_by_s_offsets += 1;
+            }
+        }
+    }
+
+    /// Candidate local rows of row group `rg` from the most selective source
+    /// that applies: a bound subject's `.s.offsets` range, a bound object's
+    /// postings, a bound predicate's `.p.offsets` rows. The other bound
+    /// columns then filter the candidates. `None`: every row is a candidate.
+    fn candidates(
+        &self,
+        rg: usize,
+        bound: &[Bound],
+        s_range: Option<&[(u64, u64)]>,
+        dicts: Option<[&Dict; 4]>,
+        cache: &ColumnCache,
+        ex: &mut Explain,
+    ) -> Result<Option<Candidates>, StoreError> {
+        let (start, rows) = (self.base.rg_start(rg), self.base.rg_rows(rg) as u64);
+        if let Some(ranges) = s_range {
+            let mut v = Vec::new();
+            for &(s, e) in ranges {
+                let (a, b) = (s.max(start) - start, e.min(start + rows).saturating_sub(start));
+                v.extend(a as u32..b as u32);
+            }
+            return Ok(Some((0, v, ".s.offsets")));
+        }
+        if let (Some(os), Some(d)) = (ids_of(bound, 2), dicts) {
+            let post = cache.postings(self, d[2], rg, 2, ex)?;
+            return Ok(Some((2, union_rows(os.iter().map(|&o| postings_of(&post, o))), "object postings")));
+        }
+        if let (Some(ps), Some(po)) = (ids_of(bound, 1), &self.sidecars.p_offsets) {
+            let lists = ps.iter().map(|&p| po.rows_of(rg as u32, p).iter().copied());
+            return Ok(Some((1, union_rows(lists), ".p.offsets")));
+        }
+        Ok(None)
     }
 
     /// Which row groups may hold matches: presence and po.presence with

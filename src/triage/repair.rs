@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::store::fsutil::{replace_symlink, sync_dir, write_synced};
-use crate::store::index::{self, backup_dir};
-use crate::store::layout::{CURRENT, LOG};
 use crate::store::log::writer::WriterLock;
 use crate::store::log::Log;
+use crate::store::sidecars::rebuild::{self, backup_dir};
+use crate::store::versions::layout::{CURRENT, LOG};
 use crate::store::StoreError;
 
 /// One planned repair, in words a person can check before saying yes.
@@ -88,10 +88,10 @@ pub fn truncate_tail(chunk: &Path, wait: Option<Duration>) -> Result<Applied, St
 /// Rebuilding a version's sidecars from its base.
 pub fn plan_rebuild_sidecars(chunk: &Path, version: &str) -> Result<RepairPlan, StoreError> {
     let dir = chunk.join(version);
-    let actions = index::plan(&dir)?;
+    let actions = rebuild::plan(&dir)?;
     let changing: Vec<String> = actions
         .iter()
-        .filter(|(_, a)| *a != index::Action::Kept)
+        .filter(|(_, a)| *a != rebuild::Action::Kept)
         .map(|(n, a)| format!("{}: {}", dir.join(n).display(), a.describe()))
         .collect();
     if changing.is_empty() {
@@ -109,7 +109,7 @@ pub fn rebuild_sidecars(chunk: &Path, version: &str, wait: Option<Duration>) -> 
     if plan.noop {
         return Ok(Applied { lines: plan.lines, backup: None });
     }
-    let report = index::index(&chunk.join(version))?;
+    let report = rebuild::index(&chunk.join(version))?;
     let mut lines = plan.lines;
     if let Some(b) = &report.backed_up {
         lines.push(format!("the replaced files are in {}", b.display()));

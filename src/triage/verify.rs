@@ -28,12 +28,12 @@ use crate::format::presence::Presence;
 use crate::format::s_offsets::SOffsets;
 use crate::format::transport::Transport;
 use crate::format::{dict, p_offsets, po_presence, presence, s_offsets, FormatError};
+use crate::store::base::digests;
 use crate::store::base::Base;
-use crate::store::digests;
-use crate::store::layout::{self, BASE, CURRENT, LOG, MARKER};
 use crate::store::log::Log;
-use crate::store::open::read_marker;
 use crate::store::sidecars::{self, sidecar_path, SUFFIXES};
+use crate::store::versions::layout::{self, BASE, CURRENT, LOG, MARKER};
+use crate::store::versions::open::read_marker;
 use crate::store::StoreError;
 
 pub const SCHEMA: &str = "cottas-tui.verify/1";

@@ -680,6 +680,11 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
             return refresh(app);
         }
         Msg::Exported(r) => app.status = r.unwrap_or_else(|e| format!("export failed: {e}")),
+        Msg::Failed(why) => {
+            app.query.running = None;
+            app.compaction = None;
+            app.status = why;
+        }
         Msg::Wrote(r) => {
             app.status = r.unwrap_or_else(|e| format!("failed: {e}"));
             return refresh(app);

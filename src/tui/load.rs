@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::state::{Check, Decoder, FileRow, Observed, RowGroups, VersionDetails};
 use crate::format::kind::{self, FileKind};
-use crate::store::layout::{BASE, CURRENT, LOG};
+use crate::store::versions::layout::{BASE, CURRENT, LOG};
 use crate::store::versions::{self, Listing};
 
 /// (log length, log mtime, `current` target) now: what the watcher compares.

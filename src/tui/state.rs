@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::compact::CompactProgress;
 use crate::format::kind::FileKind;
 use crate::format::span::Span;
-use crate::store::layout::{self, LOG};
+use crate::store::versions::layout::{self, LOG};
 use crate::store::versions::Listing;
 
 use crate::store::log::index::LogIndex;

@@ -19,8 +19,8 @@ use crate::sparql::dataset::StoreDataset;
 use crate::sparql::limits::{on_request_stack, spawn_request_thread};
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
 use crate::store::log::index::LogIndex;
-use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Explain};
+use crate::store::versions::open::Store;
 use crate::store::versions::Listing;
 use crate::view::overlay::Overlay;
 
@@ -47,17 +47,23 @@ pub enum Msg {
     Exported(Result<String, String>),
     /// An update request or a repair finished (the message says what it did).
     Wrote(Result<String, String>),
+    /// An effect could not be started.
+    Failed(String),
 }
 
 /// Runs `effect` on a worker thread; its messages arrive on `tx`.
 pub fn spawn(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
     let chunk = chunk.to_path_buf();
-    let tx = tx.clone();
+    let (tx, status_tx) = (tx.clone(), tx.clone());
     // SPARQL runs on a stack sized for the limits in `sparql::limits`.
-    if matches!(effect, Effect::Query { .. } | Effect::Export { .. } | Effect::Update(_)) {
-        spawn_request_thread(move || perform(&chunk, effect, &tx));
+    let started = if matches!(effect, Effect::Query { .. } | Effect::Export { .. } | Effect::Update(_)) {
+        spawn_request_thread(move || perform(&chunk, effect, &tx)).map(drop)
     } else {
-        std::thread::spawn(move || perform(&chunk, effect, &tx));
+        std::thread::Builder::new().spawn(move || perform(&chunk, effect, &tx)).map(drop)
+    };
+    if let Err(e) = started {
+        // The work is gone with the thread that never started; say so.
+        let _ = status_tx.send(Msg::Failed(format!("cannot start a worker thread: {e}")));
     }
 }
 
@@ -84,7 +90,7 @@ pub fn perform(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
         }
         Effect::LoadVersion(dir) => Msg::VersionLoaded(Box::new(load::version_details(chunk, &dir))),
         Effect::IndexLog => {
-            Msg::LogIndexed(Box::new(LogIndex::build(&chunk.join(crate::store::layout::LOG))))
+            Msg::LogIndexed(Box::new(LogIndex::build(&chunk.join(crate::store::versions::layout::LOG))))
         }
         Effect::OpenFile(path) => Msg::Opened(load::open_file(&path).map(Box::new)),
         Effect::Query { text, token } => Msg::QueryDone(query_table(chunk, &text, token)),

@@ -9,6 +9,7 @@
 //! iterator-shaped so callers already consume them as streams.
 
 pub mod overlay;
+pub mod rows;
 pub mod terms;
 
 use std::collections::BTreeSet;
@@ -16,8 +17,8 @@ use std::path::Path;
 
 use crate::format::dict::Dict;
 use crate::format::term::{self, Escaping};
-use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Explain, Pattern, Rows};
+use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use overlay::{canonical_token, Overlay};
 use terms::Tok;

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use crate::format::deltalog::{self, Entry, StopReason};
 use crate::format::term::{self, Escaping, Term};
 use crate::store::log::{is_visible, Log};
-use crate::store::open::Store;
 use crate::store::read::{ColumnCache, Pattern};
+use crate::store::versions::open::Store;
 use crate::store::StoreError;
 
 /// Four canonical tokens: s, p, o, g (`DEFAULT` for the default graph).

@@ -110,7 +110,7 @@ impl Rng {
 /// (and, for subjects, `.s.offsets`) and the parquet crate — and asserts the
 /// ids agree. Returns how many chunks the fast decoder took, so a caller can
 /// insist that the fast path really ran.
-pub fn fast_decoder_agrees(store: &cottas_tui::store::open::Store) -> usize {
+pub fn fast_decoder_agrees(store: &cottas_tui::store::versions::open::Store) -> usize {
     let base = &store.base;
     let mut fast_chunks = 0;
     for rg in 0..base.num_row_groups() {

@@ -27,8 +27,8 @@ use super::{Log, Tail};
 use crate::format::deltalog::{self, Batch, Entry, StopReason};
 use crate::format::transport::Transport;
 use crate::store::fsutil::{sync_dir, unix_now, utc_timestamp, write_synced};
-use crate::store::layout::{self, Resolution, LOG};
-use crate::store::open::read_marker;
+use crate::store::versions::layout::{self, Resolution, LOG};
+use crate::store::versions::open::read_marker;
 use crate::store::StoreError;
 
 /// The lock file's name inside the chunk dir.

@@ -6,6 +6,8 @@
 
 #[cfg(feature = "full")]
 pub mod ids;
+#[cfg(feature = "full")]
+pub mod rebuild;
 
 use std::collections::HashMap;
 

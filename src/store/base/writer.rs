@@ -26,7 +26,7 @@ use parquet::format as pf;
 use parquet::thrift::TSerializable;
 use rustc_hash::FxHashMap;
 
-use super::sidecars::COLUMNS;
+use crate::store::sidecars::COLUMNS;
 
 pub const ROW_GROUP_SIZE: usize = 122_880;
 
@@ -226,62 +226,105 @@ fn encode_chunk(
 ) -> Result<(Vec<u8>, pf::ColumnChunk)> {
     let rows = cells.len();
     let mut out = Vec::new();
-    let (mut raw_size, mut packed_size) = (0i64, 0i64);
+    let mut sizes = (0i64, 0i64);
     let mut dictionary_page_offset = None;
-    let (values, encoding, min, max) = if opts.dictionary[c] {
-        let dict = SortedDictionary::build(cells);
-        let mut page = Vec::with_capacity(dict.values.iter().map(|v| v.len() + 4).sum());
-        for v in &dict.values {
-            page.extend_from_slice(&(v.len() as u32).to_le_bytes());
-            page.extend_from_slice(v);
-        }
-        let header = |raw: usize, packed: usize| pf::PageHeader {
-            type_: pf::PageType::DICTIONARY_PAGE,
-            uncompressed_page_size: raw as i32,
-            compressed_page_size: packed as i32,
-            crc: None,
-            data_page_header: None,
-            index_page_header: None,
-            dictionary_page_header: Some(pf::DictionaryPageHeader {
-                num_values: dict.values.len() as i32,
-                encoding: pf::Encoding::PLAIN,
-                is_sorted: Some(true),
-            }),
-            data_page_header_v2: None,
-        };
+    let mut values = if opts.dictionary[c] {
         dictionary_page_offset = Some(out.len() as i64);
-        let (r, p) = write_page(&mut out, zstd, &page, header)?;
-        raw_size += r;
-        packed_size += p;
-        let width = bits_for(dict.values.len().saturating_sub(1) as u64).max(1);
-        let mut values = vec![width];
-        hybrid_encode(&dict.keys, width, &mut values);
-        let (min, max) = (dict.values.first().map(|v| v.to_vec()), dict.values.last().map(|v| v.to_vec()));
-        (values, pf::Encoding::RLE_DICTIONARY, min, max)
+        dictionary_values(cells, zstd, &mut out, &mut sizes)?
     } else {
-        let mut values = Vec::with_capacity(cells.data.len() + rows);
-        let lengths: Vec<i64> = (0..rows).map(|i| cells.get(i).len() as i64).collect();
-        delta_binary_packed(&lengths, &mut values);
-        values.extend_from_slice(&cells.data);
-        let (mut min, mut max) = (cells.get(0), cells.get(0));
-        for i in 1..rows {
-            let v = cells.get(i);
-            min = min.min(v);
-            max = max.max(v);
-        }
-        (values, pf::Encoding::DELTA_LENGTH_BYTE_ARRAY, Some(min.to_vec()), Some(max.to_vec()))
+        plain_values(cells)
     };
-    // Definition levels: every cell is present (width 1, one RLE run of 1s).
+    let data_page_offset = out.len() as i64;
+    let page = data_page_body(rows, &std::mem::take(&mut values.bytes));
+    let (r, p) = write_page(&mut out, zstd, &page, |raw, packed| {
+        data_page_header(rows, values.encoding, raw, packed)
+    })?;
+    drop(page);
+    let sizes = (sizes.0 + r, sizes.1 + p);
+    let meta = ChunkMeta { column: c, rows, sizes, data_page_offset, dictionary_page_offset };
+    Ok((out, column_chunk(meta, values)))
+}
+
+/// A data page's values, their encoding and the chunk's min and max.
+struct Values {
+    bytes: Vec<u8>,
+    encoding: pf::Encoding,
+    min: Option<Vec<u8>>,
+    max: Option<Vec<u8>>,
+}
+
+/// Writes the sorted dictionary page; returns the RLE/bit-packed keys.
+fn dictionary_values(
+    cells: &Cells,
+    zstd: &mut zstd::bulk::Compressor<'static>,
+    out: &mut Vec<u8>,
+    sizes: &mut (i64, i64),
+) -> Result<Values> {
+    let dict = SortedDictionary::build(cells);
+    let mut page = Vec::with_capacity(dict.values.iter().map(|v| v.len() + 4).sum());
+    for v in &dict.values {
+        page.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        page.extend_from_slice(v);
+    }
+    let header = |raw: usize, packed: usize| pf::PageHeader {
+        type_: pf::PageType::DICTIONARY_PAGE,
+        uncompressed_page_size: raw as i32,
+        compressed_page_size: packed as i32,
+        crc: None,
+        data_page_header: None,
+        index_page_header: None,
+        dictionary_page_header: Some(pf::DictionaryPageHeader {
+            num_values: dict.values.len() as i32,
+            encoding: pf::Encoding::PLAIN,
+            is_sorted: Some(true),
+        }),
+        data_page_header_v2: None,
+    };
+    let (r, p) = write_page(out, zstd, &page, header)?;
+    *sizes = (sizes.0 + r, sizes.1 + p);
+    let width = bits_for(dict.values.len().saturating_sub(1) as u64).max(1);
+    let mut bytes = vec![width];
+    hybrid_encode(&dict.keys, width, &mut bytes);
+    let (min, max) = (dict.values.first().map(|v| v.to_vec()), dict.values.last().map(|v| v.to_vec()));
+    Ok(Values { bytes, encoding: pf::Encoding::RLE_DICTIONARY, min, max })
+}
+
+/// DELTA_LENGTH_BYTE_ARRAY: the lengths delta-packed, then the bytes.
+fn plain_values(cells: &Cells) -> Values {
+    let rows = cells.len();
+    let mut bytes = Vec::with_capacity(cells.data.len() + rows);
+    let lengths: Vec<i64> = (0..rows).map(|i| cells.get(i).len() as i64).collect();
+    delta_binary_packed(&lengths, &mut bytes);
+    bytes.extend_from_slice(&cells.data);
+    let (mut min, mut max) = (cells.get(0), cells.get(0));
+    for i in 1..rows {
+        let v = cells.get(i);
+        min = min.min(v);
+        max = max.max(v);
+    }
+    Values {
+        bytes,
+        encoding: pf::Encoding::DELTA_LENGTH_BYTE_ARRAY,
+        min: Some(min.to_vec()),
+        max: Some(max.to_vec()),
+    }
+}
+
+/// A v1 data page: definition levels (every cell present: one RLE run of
+/// 1s, width 1), then the values.
+fn data_page_body(rows: usize, values: &[u8]) -> Vec<u8> {
     let mut levels = Vec::with_capacity(8);
     put_uleb(&mut levels, (rows as u64) << 1);
     levels.push(1);
     let mut page = Vec::with_capacity(4 + levels.len() + values.len());
     page.extend_from_slice(&(levels.len() as u32).to_le_bytes());
     page.extend_from_slice(&levels);
-    page.extend_from_slice(&values);
-    drop(values);
-    let data_page_offset = out.len() as i64;
-    let header = |raw: usize, packed: usize| pf::PageHeader {
+    page.extend_from_slice(values);
+    page
+}
+
+fn data_page_header(rows: usize, encoding: pf::Encoding, raw: usize, packed: usize) -> pf::PageHeader {
+    pf::PageHeader {
         type_: pf::PageType::DATA_PAGE,
         uncompressed_page_size: raw as i32,
         compressed_page_size: packed as i32,
@@ -296,67 +339,72 @@ fn encode_chunk(
         index_page_header: None,
         dictionary_page_header: None,
         data_page_header_v2: None,
-    };
-    let (r, p) = write_page(&mut out, zstd, &page, header)?;
-    raw_size += r;
-    packed_size += p;
+    }
+}
 
+/// What the column metadata records about a written chunk.
+struct ChunkMeta {
+    column: usize,
+    rows: usize,
+    /// Header + page bytes, uncompressed and compressed.
+    sizes: (i64, i64),
+    data_page_offset: i64,
+    dictionary_page_offset: Option<i64>,
+}
+
+fn column_chunk(m: ChunkMeta, values: Values) -> pf::ColumnChunk {
+    let encoding = values.encoding;
     let mut encodings = vec![pf::Encoding::RLE, encoding];
     let mut encoding_stats =
         vec![pf::PageEncodingStats { page_type: pf::PageType::DATA_PAGE, encoding, count: 1 }];
-    if dictionary_page_offset.is_some() {
+    if m.dictionary_page_offset.is_some() {
         encodings.insert(0, pf::Encoding::PLAIN);
-        encoding_stats.insert(
-            0,
-            pf::PageEncodingStats {
-                page_type: pf::PageType::DICTIONARY_PAGE,
-                encoding: pf::Encoding::PLAIN,
-                count: 1,
-            },
-        );
+        let dict = pf::PageEncodingStats {
+            page_type: pf::PageType::DICTIONARY_PAGE,
+            encoding: pf::Encoding::PLAIN,
+            count: 1,
+        };
+        encoding_stats.insert(0, dict);
     }
     let statistics = pf::Statistics {
         max: None,
         min: None,
         null_count: Some(0),
         distinct_count: None,
-        max_value: max,
-        min_value: min,
+        max_value: values.max,
+        min_value: values.min,
         is_max_value_exact: Some(true),
         is_min_value_exact: Some(true),
     };
-    Ok((
-        out,
-        pf::ColumnChunk {
-            file_path: None,
-            file_offset: 0,
-            meta_data: Some(pf::ColumnMetaData {
-                type_: pf::Type::BYTE_ARRAY,
-                encodings,
-                path_in_schema: vec![COLUMNS[c].to_string()],
-                codec: pf::CompressionCodec::ZSTD,
-                num_values: rows as i64,
-                total_uncompressed_size: raw_size,
-                total_compressed_size: packed_size,
-                key_value_metadata: None,
-                data_page_offset,
-                index_page_offset: None,
-                dictionary_page_offset,
-                statistics: Some(statistics),
-                encoding_stats: Some(encoding_stats),
-                bloom_filter_offset: None,
-                bloom_filter_length: None,
-                size_statistics: None,
-                geospatial_statistics: None,
-            }),
-            offset_index_offset: None,
-            offset_index_length: None,
-            column_index_offset: None,
-            column_index_length: None,
-            crypto_metadata: None,
-            encrypted_column_metadata: None,
-        },
-    ))
+    pf::ColumnChunk {
+        file_path: None,
+        file_offset: 0,
+        meta_data: Some(pf::ColumnMetaData {
+            type_: pf::Type::BYTE_ARRAY,
+            encodings,
+            path_in_schema: vec![COLUMNS[m.column].to_string()],
+            codec: pf::CompressionCodec::ZSTD,
+            num_values: m.rows as i64,
+            total_uncompressed_size: m.sizes.0,
+            total_compressed_size: m.sizes.1,
+            key_value_metadata: None,
+            data_page_offset: m.data_page_offset,
+            index_page_offset: None,
+            dictionary_page_offset: m.dictionary_page_offset,
+            statistics: Some(statistics),
+            encoding_stats: Some(encoding_stats),
+            bloom_filter_offset: None,
+            bloom_filter_length: None,
+            size_statistics: None,
+            geospatial_statistics: None,
+        }),
+        offset_index_offset: None,
+        offset_index_length: None,
+        column_index_offset: None,
+        column_index_length: None,
+        crypto_metadata: None,
+        encrypted_column_metadata: None,
+    }
 }
 
 /// Compresses and appends one page with its header; returns the header +
@@ -539,7 +587,7 @@ mod tests {
         v.push(6);
         let mut out = Vec::new();
         hybrid_encode(&v, 3, &mut out);
-        let got = crate::store::chunk::tests_support::hybrid_decode(&out, 3, v.len()).unwrap();
+        let got = crate::store::base::column_ids::tests_support::hybrid_decode(&out, 3, v.len()).unwrap();
         assert_eq!(got, v);
     }
 
@@ -549,7 +597,7 @@ mod tests {
             (0..300).map(|i| (i * 37 % 101) as i64 + if i == 150 { 100_000 } else { 0 }).collect();
         let mut out = Vec::new();
         delta_binary_packed(&v, &mut out);
-        let got = crate::store::chunk::tests_support::delta_decode(&out, v.len()).unwrap();
+        let got = crate::store::base::column_ids::tests_support::delta_decode(&out, v.len()).unwrap();
         assert_eq!(got, v);
     }
 }

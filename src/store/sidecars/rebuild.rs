@@ -10,11 +10,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::base::Base;
-use super::fsutil::{sync_dir, write_synced};
-use super::layout::{self, BASE};
-use super::sidecars;
-use super::StoreError;
+use crate::store::base::Base;
+use crate::store::fsutil::{sync_dir, write_synced};
+use crate::store::sidecars;
+use crate::store::versions::layout::{self, BASE};
+use crate::store::StoreError;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -43,7 +43,7 @@ pub struct IndexReport {
 
 /// Where replaced files are kept: `<parent of the version dir>/cottas-tui-backups/<UTC time>/`.
 pub fn backup_dir(version_dir: &Path) -> PathBuf {
-    let stamp = super::fsutil::utc_timestamp(super::fsutil::unix_now()).replace(':', "");
+    let stamp = crate::store::fsutil::utc_timestamp(crate::store::fsutil::unix_now()).replace(':', "");
     version_dir.parent().unwrap_or(Path::new(".")).join("cottas-tui-backups").join(stamp)
 }
 
@@ -52,7 +52,7 @@ pub fn backup_dir(version_dir: &Path) -> PathBuf {
 fn rebuilt(target: &Path) -> Result<(PathBuf, sidecars::Sidecars), StoreError> {
     let layout = layout::resolve(target)?;
     let dir = layout.base.parent().unwrap_or(Path::new(".")).to_path_buf();
-    let digests = super::digests::read(&dir).ok().flatten();
+    let digests = crate::store::base::digests::read(&dir).ok().flatten();
     let base = Base::open_checked(&layout.base, digests.as_ref().map(|d| &d.base))?;
     Ok((dir, sidecars::build_from_base(&base)?))
 }
@@ -100,12 +100,13 @@ pub fn index(target: &Path) -> Result<IndexReport, StoreError> {
         files.push((name, action));
     }
     // Keep a digest file that does not parse before writing a good one.
-    let dg = dir.join(super::digests::DIGESTS);
-    if dg.exists() && super::digests::read(&dir).is_err() {
+    let dg = dir.join(crate::store::base::digests::DIGESTS);
+    if dg.exists() && crate::store::base::digests::read(&dir).is_err() {
         std::fs::create_dir_all(&backups).map_err(|e| StoreError::io(&backups, e))?;
-        std::fs::copy(&dg, backups.join(super::digests::DIGESTS)).map_err(|e| StoreError::io(&dg, e))?;
+        std::fs::copy(&dg, backups.join(crate::store::base::digests::DIGESTS))
+            .map_err(|e| StoreError::io(&dg, e))?;
     }
-    super::digests::write(&dir)?;
+    crate::store::base::digests::write(&dir)?;
     sync_dir(&dir).map_err(|e| StoreError::io(&dir, e))?;
     let backed_up = files.iter().any(|(_, a)| *a == Action::ReplacedDiffering).then_some(backups);
     Ok(IndexReport { version_dir: dir, files, backed_up })

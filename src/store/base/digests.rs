@@ -16,10 +16,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::fsutil::write_synced;
-use super::layout::BASE;
-use super::sidecars::SUFFIXES;
-use super::StoreError;
+use crate::store::fsutil::write_synced;
+use crate::store::sidecars::SUFFIXES;
+use crate::store::versions::layout::BASE;
+use crate::store::StoreError;
 
 pub const DIGESTS: &str = "cottas-tui.digests.json";
 pub const SCHEMA: &str = "cottas-tui.digests/1";
@@ -87,7 +87,7 @@ pub fn compute(dir: &Path) -> Result<Digests, StoreError> {
     let (fo, fl) = footer_span(&bytes)
         .ok_or_else(|| StoreError::format_anywhere(&base_path, "no Parquet footer (`PAR1`) at the end"))?;
     let footer = span_of(&bytes, fo, fl).expect("footer_span is inside the file");
-    let base = super::base::Base::open(&base_path)?;
+    let base = crate::store::base::Base::open(&base_path)?;
     let head = span_of(&bytes, 0, 4).expect("a footer means at least 12 bytes");
     let mut chunks = Vec::new();
     for (rg, meta) in base.metadata().row_groups().iter().enumerate() {

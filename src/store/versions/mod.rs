@@ -8,16 +8,20 @@
 //! unless forced after being told what the log holds. Both take the writer
 //! lock, so they never interleave with an append or a compaction's swap.
 
+pub mod layout;
+pub mod open;
+pub mod sink;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::fsutil::{replace_symlink, utc_timestamp};
-use super::layout::{self, BASE, CURRENT, LOG, MARKER};
-use super::log::writer::WriterLock;
-use super::open::read_marker;
-use super::StoreError;
 use crate::format::deltalog::{self, Detail};
+use crate::store::fsutil::{replace_symlink, utc_timestamp};
+use crate::store::log::writer::WriterLock;
+use crate::store::versions::open::read_marker;
+use crate::store::StoreError;
+use layout::{BASE, CURRENT, LOG, MARKER};
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct VersionInfo {
@@ -89,7 +93,7 @@ fn inspect_version(number: u64, path: PathBuf, current: Option<&str>) -> Version
         created: created(&path),
         path,
     };
-    match super::base::Base::open(&info.path.join(BASE)) {
+    match crate::store::base::Base::open(&info.path.join(BASE)) {
         Ok(base) => {
             info.quads = Some(base.num_rows());
             info.row_groups = Some(base.num_row_groups());
@@ -193,7 +197,7 @@ pub fn gc_apply(chunk: &Path, keep: usize, wait: Option<Duration>) -> Result<GcP
     for d in &plan.remove_debris {
         remove_path(&d.path)?;
     }
-    super::fsutil::sync_dir(chunk).map_err(|e| StoreError::io(chunk, e))?;
+    crate::store::fsutil::sync_dir(chunk).map_err(|e| StoreError::io(chunk, e))?;
     Ok(plan)
 }
 

@@ -8,11 +8,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::base::Base;
-use super::digests::{self, Digests};
-use super::layout::{self, Layout};
-use super::sidecars::sidecar_path;
-use super::StoreError;
 use crate::format::dict::Dict;
 use crate::format::epoch::{self, EpochMarker};
 use crate::format::p_offsets::POffsets;
@@ -20,6 +15,11 @@ use crate::format::po_presence::PoPresence;
 use crate::format::presence::Presence;
 use crate::format::s_offsets::SOffsets;
 use crate::format::{dict, p_offsets, po_presence, presence, s_offsets};
+use crate::store::base::digests::{self, Digests};
+use crate::store::base::Base;
+use crate::store::sidecars::sidecar_path;
+use crate::store::versions::layout::{self, Layout};
+use crate::store::StoreError;
 
 /// The sidecars that decoded and fit the base; `None` where not usable.
 #[derive(Default)]

@@ -1,9 +1,13 @@
 //! Reading `data.cottas`: the file is mapped (memmap2) and row groups are
 //! decoded one column at a time: straight to dictionary ids by
-//! [`super::chunk`] where it applies, otherwise through the parquet crate, so
+//! [`crate::store::base::column_ids`] where it applies, otherwise through the parquet crate, so
 //! every encoding and codec DuckDB and pycottas produce (RLE_DICTIONARY,
 //! DELTA_LENGTH_BYTE_ARRAY, PLAIN, snappy, bloom filters, three-column triple
 //! files) reads the same way.
+
+pub mod column_ids;
+pub mod digests;
+pub mod writer;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -19,9 +23,9 @@ use parquet::file::reader::RowGroupReader;
 use parquet::file::serialized_reader::SerializedRowGroupReader;
 use parquet::file::statistics::Statistics;
 
-use super::error::StoreError;
 use crate::format::parquet::{contained, pages, read_footer, Footer};
 use crate::format::term::DEFAULT_GRAPH;
+use crate::store::error::StoreError;
 
 /// A decoded column of one row group: the cells' token bytes.
 pub type Column = Arc<Vec<ByteArray>>;
@@ -41,7 +45,7 @@ pub struct Base {
     footer: Footer,
     /// Recorded digests of the column chunks, by (rg, col), and whether each
     /// has been checked already (each is hashed once per process).
-    chunk_digests: std::collections::HashMap<(usize, usize), super::digests::Span>,
+    chunk_digests: std::collections::HashMap<(usize, usize), crate::store::base::digests::Span>,
     checked: std::sync::Mutex<std::collections::HashSet<(usize, usize)>>,
 }
 
@@ -55,7 +59,7 @@ impl Base {
     /// column chunks are checked when first decoded.
     pub fn open_checked(
         path: &Path,
-        digests: Option<&super::digests::BaseDigests>,
+        digests: Option<&crate::store::base::digests::BaseDigests>,
     ) -> Result<Base, StoreError> {
         let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
         // SAFETY: version directories are immutable once published, and the
@@ -124,7 +128,7 @@ impl Base {
             return Ok(());
         }
         let bytes = self.raw.get(span.offset as usize..(span.offset + span.len) as usize).unwrap_or_default();
-        if !super::digests::matches(span, bytes) {
+        if !crate::store::base::digests::matches(span, bytes) {
             return Err(StoreError::format(
                 &self.path,
                 span.offset,
@@ -247,7 +251,8 @@ impl Base {
     /// byte offset and what was expected.
     fn check_pages(&self, rg: usize, col: usize) -> Result<(), StoreError> {
         let (start, len) = self.footer.chunk(rg, col);
-        let name = format!("row_group[{rg}].{}", crate::store::sidecars::COLUMNS.get(col).copied().unwrap_or("?"));
+        let name =
+            format!("row_group[{rg}].{}", crate::store::sidecars::COLUMNS.get(col).copied().unwrap_or("?"));
         for page in pages(&self.raw, start, start + len).named(&name) {
             page.map_err(|e| StoreError::from_format(&self.path, &e))?;
         }
@@ -255,7 +260,7 @@ impl Base {
     }
 
     /// Column `col` of row group `rg` as ids through `lookup`, by the fast
-    /// chunk decoder ([`super::chunk`]). `Ok(None)`: the fast path does not
+    /// chunk decoder ([`crate::store::base::column_ids`]). `Ok(None)`: the fast path does not
     /// apply; decode with [`Base::read_column`], which also reports damage.
     pub fn read_ids(
         &self,
@@ -272,14 +277,14 @@ impl Base {
         let (start, len) = self.footer.chunk(rg, col);
         let Some(bytes) = self.raw.get(start as usize..(start + len) as usize) else { return Ok(None) };
         let descr = meta.column_descr();
-        let info = super::chunk::ChunkInfo {
+        let info = crate::store::base::column_ids::ChunkInfo {
             bytes,
             codec: meta.compression(),
             rows,
             max_def_level: descr.max_def_level(),
             max_rep_level: descr.max_rep_level(),
         };
-        Ok(super::chunk::decode_ids(&info, lookup))
+        Ok(crate::store::base::column_ids::decode_ids(&info, lookup))
     }
 
     fn default_column(&self, rows: usize) -> Column {
@@ -311,7 +316,11 @@ impl Base {
 
 /// The file's length, leading magic, page-index region and footer against
 /// their recorded digests.
-fn check_regions(path: &Path, raw: &[u8], d: &super::digests::BaseDigests) -> Result<(), StoreError> {
+fn check_regions(
+    path: &Path,
+    raw: &[u8],
+    d: &crate::store::base::digests::BaseDigests,
+) -> Result<(), StoreError> {
     let len = raw.len() as u64;
     if d.len != len {
         return Err(StoreError::format(
@@ -327,7 +336,7 @@ fn check_regions(path: &Path, raw: &[u8], d: &super::digests::BaseDigests) -> Re
     ] {
         let Some(f) = span else { continue };
         let bytes = raw.get(f.offset as usize..(f.offset + f.len) as usize).unwrap_or_default();
-        if !super::digests::matches(f, bytes) {
+        if !crate::store::base::digests::matches(f, bytes) {
             return Err(StoreError::format(
                 path,
                 f.offset,
@@ -348,7 +357,7 @@ fn check_regions(path: &Path, raw: &[u8], d: &super::digests::BaseDigests) -> Re
 fn check_coverage(
     path: &Path,
     meta: &ParquetMetaData,
-    d: &super::digests::BaseDigests,
+    d: &crate::store::base::digests::BaseDigests,
 ) -> Result<(), StoreError> {
     let mut last_end = 4u64;
     for (rg, g) in meta.row_groups().iter().enumerate() {

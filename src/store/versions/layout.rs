@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::StoreError;
+use crate::store::StoreError;
 
 pub const BASE: &str = "data.cottas";
 pub const LOG: &str = "data.deltalog";

@@ -10,12 +10,12 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::base_writer::{BaseOptions, BaseWriter, Cells};
-use super::fsutil::write_synced;
-use super::layout::BASE;
-use super::sidecars;
-use super::StoreError;
+use crate::store::base::writer::{BaseOptions, BaseWriter, Cells};
+use crate::store::fsutil::write_synced;
+use crate::store::sidecars;
 use crate::store::sidecars::ids::IdCollector;
+use crate::store::versions::layout::BASE;
+use crate::store::StoreError;
 
 /// What the sink wrote.
 #[derive(Debug, Clone)]
@@ -142,7 +142,7 @@ impl VersionSink {
             return Err(StoreError::parquet(&base_path, "writing", "row groups differ from the rows sent"));
         }
         let base_bytes = std::fs::metadata(&base_path).map_err(|e| StoreError::io(&base_path, e))?.len();
-        super::digests::write(&self.dir)?;
+        crate::store::base::digests::write(&self.dir)?;
         Ok(Written { rows: self.rows, rg_sizes, graphs, base_bytes })
     }
 
