@@ -303,14 +303,16 @@ impl Base {
     }
 
     /// Whether a column chunk's bloom filter rules `token` out (`Some(false)`),
-    /// may contain it (`Some(true)`), or there is no filter (`None`).
+    /// may contain it (`Some(true)`), or there is no usable filter (`None`).
     pub fn bloom_may_contain(&self, rg: usize, col: usize, token: &[u8]) -> Option<bool> {
         if col >= self.num_columns {
             return None;
         }
         let group = contained(|| self.open_row_group(rg)).ok()?.ok()?;
         let filter = group.get_column_bloom_filter(col)?;
-        Some(filter.check(&ByteArray::from(token.to_vec())))
+        // A damaged filter (one with no blocks) panics inside the crate; it
+        // then prunes nothing, which costs speed and never a row.
+        contained(|| filter.check(&ByteArray::from(token.to_vec()))).ok()
     }
 }
 
