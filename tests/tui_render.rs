@@ -213,7 +213,7 @@ fn help_keybar_and_command_line() {
     assert!(t.contains("v2: compacted-epoch 1 (current)") && t.contains("epoch    2"), "{t}");
     assert!(!t.contains(" c  compact"), "read-only: no compact key in the keybar: {t}");
     command(&mut a, ":open v1");
-    assert_eq!((a.tab, a.version_sel), (Tab::Files, 0));
+    assert_eq!((a.tab, a.store.sel), (Tab::Files, 0));
     let t = text(&draw(&a, 80, 24));
     assert!(t.contains("Files of v1"), "{t}");
 }
@@ -299,4 +299,39 @@ fn a_change_seen_by_the_watcher_reloads_versions_and_log() {
     assert!(a.status.contains("the log changed"), "{}", a.status);
     worker::settle(&mut a, effects);
     assert_eq!(a.log.as_ref().unwrap().count, before + 1);
+}
+
+/// Each view's keys: the query editor takes `q` as text, the log's Esc
+/// first folds an expanded batch, the decoder's Esc goes back to Files.
+#[test]
+fn each_view_handles_its_own_keys() {
+    use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    let press = |a: &mut App, code: KeyCode| {
+        let ev = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+        if let Some(action) = action::from_event(a, ev) {
+            act(a, action);
+        }
+    };
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Query;
+    a.query.text.clear();
+    press(&mut a, KeyCode::Char('i'));
+    press(&mut a, KeyCode::Char('q'));
+    press(&mut a, KeyCode::Esc);
+    assert_eq!((a.query.text.as_str(), a.quit, a.query.editing), ("q", false, false));
+
+    a.tab = Tab::Log;
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(a.log_view.expanded, Some(0));
+    press(&mut a, KeyCode::Esc);
+    assert_eq!((a.log_view.expanded, a.tab), (None, Tab::Log));
+
+    a.tab = Tab::Files;
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(a.tab, Tab::Decoder);
+    press(&mut a, KeyCode::Char('l'));
+    assert_eq!(a.decoder.as_ref().unwrap().cursor, 1);
+    press(&mut a, KeyCode::Esc);
+    assert_eq!(a.tab, Tab::Files);
 }

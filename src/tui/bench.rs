@@ -37,7 +37,7 @@ pub fn scroll(terminal: &mut ratatui::DefaultTerminal, chunk: &Path, n: usize) -
     app.tab = Tab::Log;
     let mut times = Vec::with_capacity(n.max(1));
     for i in 0..n.max(1) {
-        let rows = if i % 2 == 0 { app.page * 97 } else { app.page };
+        let rows = if i % 2 == 0 { app.screen.page * 97 } else { app.screen.page };
         action::update(&mut app, Action::Down(rows));
         let t = Instant::now();
         terminal.draw(|f| views::render(f, &app))?;

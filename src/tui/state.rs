@@ -7,9 +7,14 @@ use std::time::{Duration, Instant};
 
 use crate::compact::CompactProgress;
 use crate::format::kind::FileKind;
-use crate::format::span::Span;
 use crate::store::versions::layout::{self, LOG};
 use crate::store::versions::Listing;
+
+pub use super::views::decoder::Decoder;
+pub use super::views::files::FilesView;
+pub use super::views::log::LogView;
+pub use super::views::query::QueryState;
+pub use super::views::store::StoreView;
 
 use crate::store::log::index::LogIndex;
 
@@ -81,56 +86,6 @@ pub struct RowGroups {
     pub bytes: Vec<u64>,
 }
 
-#[derive(Debug)]
-pub struct Decoder {
-    pub path: PathBuf,
-    pub bytes: Vec<u8>,
-    pub kind: Option<FileKind>,
-    pub spans: Vec<Span>,
-    pub problems: Vec<String>,
-    pub span_sel: usize,
-    /// The byte under the hex cursor.
-    pub cursor: u64,
-    /// First hex row shown (16 bytes a row).
-    pub top: u64,
-    pub search: Option<Vec<u8>>,
-    /// Whether the structure tree (true) or the hex pane has the keys.
-    pub tree_focus: bool,
-}
-
-impl Decoder {
-    pub fn new(
-        path: PathBuf,
-        bytes: Vec<u8>,
-        kind: Option<FileKind>,
-        spans: Vec<Span>,
-        problems: Vec<String>,
-    ) -> Decoder {
-        Decoder {
-            path,
-            bytes,
-            kind,
-            spans,
-            problems,
-            span_sel: 0,
-            cursor: 0,
-            top: 0,
-            search: None,
-            tree_focus: true,
-        }
-    }
-
-    /// The innermost span holding `offset`.
-    pub fn span_at(&self, offset: u64) -> Option<usize> {
-        self.spans
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.range.contains(&offset))
-            .min_by_key(|(_, s)| s.range.end - s.range.start)
-            .map(|(i, _)| i)
-    }
-}
-
 #[derive(Debug, Default)]
 pub struct QueryTable {
     pub vars: Vec<String>,
@@ -139,17 +94,6 @@ pub struct QueryTable {
     pub error: Option<String>,
     /// For ASK.
     pub boolean: Option<bool>,
-}
-
-#[derive(Default)]
-pub struct QueryState {
-    pub text: String,
-    pub editing: bool,
-    pub history: Vec<String>,
-    pub history_pos: Option<usize>,
-    pub running: Option<(Instant, spareval::CancellationToken)>,
-    pub result: Option<QueryTable>,
-    pub scroll: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -187,16 +131,14 @@ pub struct App {
     pub back: Vec<Tab>,
     pub listing: Option<Listing>,
     pub listing_error: Option<String>,
-    pub version_sel: usize,
-    pub row_groups: RowGroups,
-    pub files: Vec<FileRow>,
-    pub file_sel: usize,
+    /// Each view's own state.
+    pub store: StoreView,
+    pub files: FilesView,
     pub decoder: Option<Decoder>,
-    pub log: Option<LogIndex>,
-    pub log_sel: usize,
-    pub log_top: usize,
-    pub log_expanded: Option<usize>,
+    pub log_view: LogView,
     pub query: QueryState,
+    /// The log's index (shared: the log, files and timeline views read it).
+    pub log: Option<LogIndex>,
     pub compaction: Option<Compaction>,
     pub confirm: Option<Confirm>,
     pub help: bool,
@@ -210,9 +152,15 @@ pub struct App {
     /// A listing was asked for and has not arrived: the watcher's reports
     /// wait for it.
     pub refreshing: bool,
-    /// Visible rows of the main list, as the last frame laid them out.
+    pub screen: Screen,
+}
+
+/// What the terminal's size means for the views.
+#[derive(Clone, Copy, Debug)]
+pub struct Screen {
+    /// Visible rows of the main list.
     pub page: usize,
-    /// Bytes per hex row in the decoder, as the last frame laid it out.
+    /// Bytes per hex row in the decoder.
     pub hex_cols: u64,
 }
 
@@ -226,15 +174,11 @@ impl App {
             back: Vec::new(),
             listing: None,
             listing_error: None,
-            version_sel: 0,
-            row_groups: RowGroups::default(),
-            files: Vec::new(),
-            file_sel: 0,
+            store: StoreView::default(),
+            files: FilesView::default(),
             decoder: None,
+            log_view: LogView::default(),
             log: None,
-            log_sel: 0,
-            log_top: 0,
-            log_expanded: None,
             query: QueryState {
                 text: "SELECT ?s ?p ?o ?g WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } } LIMIT 100"
                     .into(),
@@ -249,8 +193,7 @@ impl App {
             quit: false,
             watched: Observed::default(),
             refreshing: false,
-            page: 20,
-            hex_cols: 16,
+            screen: Screen { page: 20, hex_cols: 16 },
         }
     }
 
@@ -273,13 +216,13 @@ impl App {
         match listing {
             Ok(l) => {
                 if self.listing.is_none() {
-                    self.version_sel = l
+                    self.store.sel = l
                         .versions
                         .iter()
                         .position(|v| v.is_current)
                         .unwrap_or(l.versions.len().saturating_sub(1));
                 }
-                self.version_sel = self.version_sel.min(l.versions.len().saturating_sub(1));
+                self.store.sel = self.store.sel.min(l.versions.len().saturating_sub(1));
                 self.listing = Some(l);
                 self.listing_error = None;
             }
@@ -292,13 +235,13 @@ impl App {
         if self.selected_version_dir().as_deref() != Some(details.dir.as_path()) {
             return;
         }
-        self.row_groups = details.row_groups;
-        self.files = details.files;
-        self.file_sel = self.file_sel.min(self.files.len().saturating_sub(1));
+        self.store.row_groups = details.row_groups;
+        self.files.rows = details.files;
+        self.files.sel = self.files.sel.min(self.files.rows.len().saturating_sub(1));
     }
 
     pub fn selected_version_dir(&self) -> Option<PathBuf> {
-        self.listing.as_ref()?.versions.get(self.version_sel).map(|v| v.path.clone())
+        self.listing.as_ref()?.versions.get(self.store.sel).map(|v| v.path.clone())
     }
 
     /// What a file's checksum column shows: for the log, what its index

@@ -2,6 +2,7 @@
 //! highlights its bytes; moving in the hex pane selects the field that owns
 //! the byte. Bytes are coloured by their field's role, red when it is bad.
 
+use crate::format::span::Span as ByteSpan;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -9,7 +10,195 @@ use ratatui::widgets::{Block, Borders, List, ListItem, Paragraph};
 use ratatui::Frame;
 
 use super::{list_rows, role_style};
-use crate::tui::state::{App, Decoder};
+use std::path::PathBuf;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+
+use crate::format::kind::FileKind;
+use crate::tui::action::Action;
+use crate::tui::state::{App, Screen};
+
+#[derive(Debug)]
+pub struct Decoder {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+    pub kind: Option<FileKind>,
+    pub spans: Vec<ByteSpan>,
+    pub problems: Vec<String>,
+    pub span_sel: usize,
+    /// The byte under the hex cursor.
+    pub cursor: u64,
+    /// First hex row shown (16 bytes a row).
+    pub top: u64,
+    pub search: Option<Vec<u8>>,
+    /// Whether the structure tree (true) or the hex pane has the keys.
+    pub tree_focus: bool,
+}
+
+impl Decoder {
+    pub fn new(
+        path: PathBuf,
+        bytes: Vec<u8>,
+        kind: Option<FileKind>,
+        spans: Vec<ByteSpan>,
+        problems: Vec<String>,
+    ) -> Decoder {
+        Decoder {
+            path,
+            bytes,
+            kind,
+            spans,
+            problems,
+            span_sel: 0,
+            cursor: 0,
+            top: 0,
+            search: None,
+            tree_focus: true,
+        }
+    }
+
+    /// The innermost span holding `offset`.
+    pub fn span_at(&self, offset: u64) -> Option<usize> {
+        self.spans
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.range.contains(&offset))
+            .min_by_key(|(_, s)| s.range.end - s.range.start)
+            .map(|(i, _)| i)
+    }
+}
+
+/// The decoder's keys, for the keybar and `?`.
+pub fn bindings() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("h/l", "hex ←/→"),
+        ("Space", "tree/hex"),
+        ("/", "search"),
+        ("n/N", "next/prev"),
+        (":goto", "offset"),
+        ("Esc", "back"),
+    ]
+}
+
+/// Keys only the decoder has.
+pub fn key(k: KeyEvent) -> Option<Action> {
+    match k.code {
+        KeyCode::Char('/') => Some(Action::OpenCmdline('/')),
+        KeyCode::Char('n') => Some(Action::SearchNext(true)),
+        KeyCode::Char('N') => Some(Action::SearchNext(false)),
+        KeyCode::Char(' ') => Some(Action::ToggleFocus),
+        _ => None,
+    }
+}
+
+/// The decoder's part of an action; a status line to show, if any.
+pub fn update(d: &mut Decoder, action: &Action, layout: Screen) -> Option<String> {
+    match action {
+        Action::Up(n) => d.step(-(*n as i64), layout),
+        Action::Down(n) => d.step(*n as i64, layout),
+        Action::Top => d.step(i64::MIN / 2, layout),
+        Action::Bottom => d.step(i64::MAX / 2, layout),
+        Action::Left => d.move_cursor(-1),
+        Action::Right => d.move_cursor(1),
+        Action::Enter | Action::ToggleFocus => d.tree_focus = !d.tree_focus,
+        Action::SearchNext(forward) => return Some(d.search(*forward, layout)),
+        _ => {}
+    }
+    None
+}
+
+impl Decoder {
+    fn step(&mut self, delta: i64, layout: Screen) {
+        if self.tree_focus {
+            let n = self.spans.len();
+            self.span_sel =
+                (self.span_sel as i64).saturating_add(delta).clamp(0, n.saturating_sub(1) as i64) as usize;
+            if let Some(s) = self.spans.get(self.span_sel) {
+                self.cursor = s.range.start;
+            }
+        } else {
+            let len = self.bytes.len() as i128;
+            self.cursor = (self.cursor as i128 + layout.hex_cols as i128 * delta as i128)
+                .clamp(0, (len - 1).max(0)) as u64;
+            self.select_span_at_cursor();
+        }
+        self.keep_cursor_visible(layout);
+    }
+
+    fn move_cursor(&mut self, delta: i64) {
+        let last = (self.bytes.len() as u64).saturating_sub(1);
+        self.cursor = self.cursor.saturating_add_signed(delta).min(last);
+        self.tree_focus = false;
+        self.select_span_at_cursor();
+    }
+
+    fn select_span_at_cursor(&mut self) {
+        if let Some(i) = self.span_at(self.cursor) {
+            self.span_sel = i;
+        }
+    }
+
+    fn keep_cursor_visible(&mut self, layout: Screen) {
+        let page = layout.page.max(1) as u64;
+        let row = self.cursor / layout.hex_cols.max(1);
+        if row < self.top {
+            self.top = row;
+        } else if row >= self.top + page {
+            self.top = row + 1 - page;
+        }
+    }
+
+    /// Moves the hex cursor to `offset` (`:goto`).
+    pub fn goto(&mut self, offset: u64, layout: Screen) -> Result<(), String> {
+        if offset >= self.bytes.len() as u64 {
+            return Err("offset beyond the end of the file".into());
+        }
+        self.cursor = offset;
+        self.tree_focus = false;
+        self.select_span_at_cursor();
+        self.keep_cursor_visible(layout);
+        Ok(())
+    }
+
+    /// `/text` or `/x:1f8b`: the needle, then the first match after the cursor.
+    pub fn start_search(&mut self, needle: &str, layout: Screen) -> String {
+        let bytes = match needle.strip_prefix("x:") {
+            Some(hex) => (0..hex.len() / 2)
+                .filter_map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok())
+                .collect(),
+            None => needle.as_bytes().to_vec(),
+        };
+        self.search = Some(bytes);
+        self.search(true, layout)
+    }
+
+    /// The next (or previous) match of the search needle; what to say.
+    fn search(&mut self, forward: bool, layout: Screen) -> String {
+        let Some(needle) = self.search.clone().filter(|n| !n.is_empty()) else {
+            return "no search: type /text or /x:hex".into();
+        };
+        let hay = &self.bytes;
+        let found = if forward {
+            let from = (self.cursor + 1) as usize;
+            hay.get(from..)
+                .and_then(|h| h.windows(needle.len()).position(|w| w == needle.as_slice()))
+                .map(|i| from + i)
+        } else {
+            let upto = (self.cursor as usize).min(hay.len());
+            hay[..upto].windows(needle.len()).rposition(|w| w == needle.as_slice())
+        };
+        match found {
+            Some(at) => {
+                self.cursor = at as u64;
+                self.tree_focus = false;
+                self.select_span_at_cursor();
+                self.keep_cursor_visible(layout);
+                format!("match at {at:#x}")
+            }
+            None => "no more matches".into(),
+        }
+    }
+}
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let Some(d) = &app.decoder else {

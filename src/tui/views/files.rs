@@ -8,11 +8,54 @@ use ratatui::widgets::{Block, Borders, Row, Table};
 use ratatui::Frame;
 
 use super::{check_cell, selected};
-use crate::tui::state::App;
+use ratatui::crossterm::event::KeyEvent;
+
+use crate::tui::action::Action;
+use crate::tui::effect::Effect;
+use crate::tui::state::{App, FileRow};
+
+/// The files of the selected version, as a worker read them, and the
+/// selected one.
+#[derive(Debug, Default)]
+pub struct FilesView {
+    pub rows: Vec<FileRow>,
+    pub sel: usize,
+}
+
+pub fn bindings() -> Vec<(&'static str, &'static str)> {
+    vec![("Enter", "open in decoder"), ("Esc", "back")]
+}
+
+pub fn key(_: KeyEvent) -> Option<Action> {
+    None
+}
+
+impl FilesView {
+    /// The files view's part of an action: moving, and Enter to decode the
+    /// selected file (on a worker). `None` when the action is not its own.
+    pub fn update(&mut self, action: &Action, status: &mut String) -> Option<Vec<Effect>> {
+        let n = self.rows.len();
+        match action {
+            Action::Up(k) => self.sel = super::move_sel(self.sel, n, -(*k as isize)),
+            Action::Down(k) => self.sel = super::move_sel(self.sel, n, *k as isize),
+            Action::Top => self.sel = 0,
+            Action::Bottom => self.sel = n.saturating_sub(1),
+            Action::ClickRow(row) if super::list_index(*row) < n => self.sel = super::list_index(*row),
+            Action::Enter => {
+                let f = self.rows.get(self.sel)?;
+                *status = format!("opening {}…", f.name);
+                return Some(vec![Effect::OpenFile(f.path.clone())]);
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+}
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let rows: Vec<Row> = app
         .files
+        .rows
         .iter()
         .enumerate()
         .map(|(i, file)| {
@@ -24,7 +67,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 Line::from(check_cell(file.version)),
                 Line::from(check_cell(app.checksum_check(file))),
             ]);
-            if i == app.file_sel {
+            if i == app.files.sel {
                 r.style(selected())
             } else {
                 r
@@ -34,7 +77,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let version = app
         .listing
         .as_ref()
-        .and_then(|l| l.versions.get(app.version_sel))
+        .and_then(|l| l.versions.get(app.store.sel))
         .map_or(String::new(), |v| v.name.clone());
     let widths = [
         Constraint::Min(24),

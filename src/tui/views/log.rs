@@ -9,7 +9,69 @@ use ratatui::Frame;
 use super::list_rows;
 use crate::store::log::is_visible;
 use crate::store::log::writer::count_ops;
+use ratatui::crossterm::event::KeyEvent;
+
+use crate::tui::action::Action;
 use crate::tui::state::App;
+
+/// Where the log view is: the selected batch, the first one shown, the one
+/// expanded to its entries.
+#[derive(Debug, Default)]
+pub struct LogView {
+    pub sel: usize,
+    pub top: usize,
+    pub expanded: Option<usize>,
+}
+
+pub fn bindings() -> Vec<(&'static str, &'static str)> {
+    vec![("Enter", "expand batch"), ("PgUp/PgDn", "page"), ("g/G", "first/last")]
+}
+
+/// The log view has no keys beyond the common ones.
+pub fn key(_: KeyEvent) -> Option<Action> {
+    None
+}
+
+impl LogView {
+    /// The log view's part of an action, over a log of `count` batches with
+    /// `page` rows on screen. Returns whether it used the action.
+    pub fn update(&mut self, action: &Action, count: usize, page: usize) -> bool {
+        match action {
+            Action::Up(n) => self.step(-(*n as isize), count, page),
+            Action::Down(n) => self.step(*n as isize, count, page),
+            Action::Top => self.step(isize::MIN / 2, count, page),
+            Action::Bottom => self.step(isize::MAX / 2, count, page),
+            Action::Enter => {
+                self.expanded = if self.expanded == Some(self.sel) { None } else { Some(self.sel) }
+            }
+            Action::Back if self.expanded.is_some() => self.expanded = None,
+            Action::ClickRow(row) => {
+                let idx = super::list_index(*row);
+                if self.top + idx < count {
+                    self.sel = self.top + idx;
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    fn step(&mut self, delta: isize, count: usize, page: usize) {
+        self.sel = super::move_sel(self.sel, count, delta);
+        let page = page.max(1);
+        if self.sel < self.top {
+            self.top = self.sel;
+        } else if self.sel >= self.top + page {
+            self.top = self.sel + 1 - page;
+        }
+    }
+
+    /// A new index of `count` batches: the selection stays inside it.
+    pub fn reindexed(&mut self, count: usize) {
+        self.sel = self.sel.min(count.saturating_sub(1));
+        self.top = self.top.min(self.sel);
+    }
+}
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let Some(ix) = &app.log else {
@@ -29,14 +91,14 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         ),
         Style::new().add_modifier(Modifier::BOLD),
     )];
-    let window = ix.window(app.log_top, rows);
+    let window = ix.window(app.log_view.top, rows);
     for (k, frame) in window.iter().enumerate() {
         if lines.len() > rows {
             break;
         }
-        let i = app.log_top + k;
+        let i = app.log_view.top + k;
         let style =
-            if i == app.log_sel { Style::new().add_modifier(Modifier::REVERSED) } else { Style::new() };
+            if i == app.log_view.sel { Style::new().add_modifier(Modifier::REVERSED) } else { Style::new() };
         match frame {
             Ok(fr) => {
                 let (a, r, g) = count_ops(&fr.batch.entries);
@@ -51,7 +113,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                     ),
                     style,
                 ));
-                if app.log_expanded == Some(i) {
+                if app.log_view.expanded == Some(i) {
                     for e in &fr.batch.entries {
                         lines.push(Line::from(format!("            {}", e.describe())));
                     }
@@ -60,7 +122,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             Err(e) => lines.push(Line::styled(format!("  batch {i}: {e}"), style.fg(Color::Red))),
         }
     }
-    let at_end = app.log_top + window.len() >= ix.count;
+    let at_end = app.log_view.top + window.len() >= ix.count;
     if let (true, Some((off, len, why))) = (at_end, ix.leftover()) {
         let what = match ix.tail.hidden() {
             [] => "TORN TAIL / LEFTOVER".to_string(),

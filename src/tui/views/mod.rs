@@ -1,13 +1,15 @@
-//! Drawing: one file per view, plus the frame around them (tabs and
-//! breadcrumb, status line, keybar) and the overlays. Nothing here changes
-//! the state.
+//! One file per view: each owns its state, its keys (`key`, `bindings`),
+//! its part of the update step (`update`, which returns effects and reads
+//! no file) and its drawing (`render`, which changes nothing). This file
+//! draws the frame around them (tabs and breadcrumb, status line, keybar)
+//! and the overlays.
 
-mod decoder;
-mod files;
-mod log;
-mod query;
-mod store;
-mod timeline;
+pub mod decoder;
+pub mod files;
+pub mod log;
+pub mod query;
+pub mod store;
+pub mod timeline;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -56,6 +58,20 @@ pub fn render(f: &mut Frame, app: &App) {
 pub fn hex_cols_for(width: u16) -> u64 {
     let tree_w = if width >= 124 { 46 } else { 26.min(width / 3) };
     decoder::bytes_per_row(width.saturating_sub(tree_w))
+}
+
+/// `sel` moved by `delta` within `0..len`.
+pub fn move_sel(sel: usize, len: usize, delta: isize) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    (sel as isize).saturating_add(delta).clamp(0, len as isize - 1) as usize
+}
+
+/// The list row under a click on screen row `row`: lists start under the
+/// tab bar (1) and the list's border and header (2).
+pub fn list_index(row: u16) -> usize {
+    (row as usize).saturating_sub(3)
 }
 
 /// Rows a list in `area` can show (inside borders and a header row).

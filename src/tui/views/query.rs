@@ -7,7 +7,120 @@ use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
 use super::list_rows;
-use crate::tui::state::App;
+use std::time::Instant;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::tui::action::Action;
+use crate::tui::effect::Effect;
+use crate::tui::state::{App, QueryTable};
+
+/// The editor, its history, the running query and the last result.
+#[derive(Default)]
+pub struct QueryState {
+    pub text: String,
+    pub editing: bool,
+    pub history: Vec<String>,
+    pub history_pos: Option<usize>,
+    pub running: Option<(Instant, spareval::CancellationToken)>,
+    pub result: Option<QueryTable>,
+    pub scroll: usize,
+}
+
+pub fn bindings(q: &QueryState) -> Vec<(&'static str, &'static str)> {
+    if q.editing {
+        vec![("Esc", "stop editing"), ("Ctrl-R", "run"), ("Ctrl-P/N", "history")]
+    } else if q.running.is_some() {
+        vec![("Ctrl-C", "cancel")]
+    } else {
+        vec![("i", "edit"), ("Enter", "run"), ("Ctrl-P/N", "history"), (":export F", "save")]
+    }
+}
+
+/// Keys of the query view; while editing, every key but the few below
+/// goes into the text.
+pub fn key(q: &QueryState, k: KeyEvent) -> Option<Action> {
+    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+    Some(match (k.code, ctrl) {
+        (KeyCode::Char('r'), true) if q.editing => Action::RunQuery,
+        (KeyCode::Char('p'), true) => Action::HistoryPrev,
+        (KeyCode::Char('n'), true) => Action::HistoryNext,
+        _ if q.editing => Action::EditKey(k),
+        (KeyCode::Enter, _) => Action::RunQuery,
+        (KeyCode::Char('i'), _) => Action::StartEdit,
+        _ => return None,
+    })
+}
+
+impl QueryState {
+    /// The query view's part of an action; `None` when it is not its own.
+    pub fn update(&mut self, action: &Action, status: &mut String) -> Option<Vec<Effect>> {
+        let n = self.result.as_ref().map_or(0, |r| r.rows.len());
+        match action {
+            Action::Up(k) => self.scroll = super::move_sel(self.scroll, n, -(*k as isize)),
+            Action::Down(k) => self.scroll = super::move_sel(self.scroll, n, *k as isize),
+            Action::Top => self.scroll = 0,
+            Action::Bottom => self.scroll = n.saturating_sub(1),
+            Action::StartEdit => self.editing = true,
+            Action::EditKey(k) => self.edit(*k),
+            Action::HistoryPrev => self.history(true),
+            Action::HistoryNext => self.history(false),
+            Action::CancelQuery => {
+                if let Some((_, token)) = &self.running {
+                    token.cancel();
+                    *status = "cancelling…".into();
+                }
+            }
+            Action::RunQuery => return Some(self.run(status)),
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    fn edit(&mut self, k: KeyEvent) {
+        match k.code {
+            KeyCode::Esc => self.editing = false,
+            KeyCode::Enter => self.text.push('\n'),
+            KeyCode::Backspace => {
+                self.text.pop();
+            }
+            KeyCode::Tab => self.text.push_str("  "),
+            KeyCode::Char(c) => self.text.push(c),
+            _ => {}
+        }
+    }
+
+    fn history(&mut self, prev: bool) {
+        let h = &self.history;
+        if h.is_empty() {
+            return;
+        }
+        let pos = match (self.history_pos, prev) {
+            (None, true) => h.len() - 1,
+            (None, false) => return,
+            (Some(p), true) => p.saturating_sub(1),
+            (Some(p), false) => (p + 1).min(h.len() - 1),
+        };
+        self.history_pos = Some(pos);
+        self.text = h[pos].clone();
+    }
+
+    fn run(&mut self, status: &mut String) -> Vec<Effect> {
+        let text = self.text.trim().to_string();
+        if self.running.is_some() || text.is_empty() {
+            return Vec::new();
+        }
+        if self.history.last() != Some(&text) {
+            self.history.push(text.clone());
+        }
+        self.history_pos = None;
+        self.editing = false;
+        let token = spareval::CancellationToken::new();
+        self.running = Some((Instant::now(), token.clone()));
+        *status = "running…".into();
+        vec![Effect::Query { text, token }]
+    }
+}
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let q = &app.query;

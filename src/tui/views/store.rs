@@ -8,11 +8,71 @@ use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Borders, Paragraph, Row, 
 use ratatui::Frame;
 
 use super::selected;
-use crate::tui::state::App;
+use ratatui::crossterm::event::KeyEvent;
+
+use crate::tui::action::Action;
+use crate::tui::state::{App, RowGroups};
+
+/// The selected version and its row groups (footer figures, from a worker).
+#[derive(Debug, Default)]
+pub struct StoreView {
+    pub sel: usize,
+    pub row_groups: RowGroups,
+}
+
+/// What the store view asks of the app.
+pub enum StoreMove {
+    /// Select version `n` (its files load on a worker).
+    Select(usize),
+    /// Show the files of the selected version.
+    OpenFiles,
+    Nothing,
+}
+
+pub fn bindings() -> Vec<(&'static str, &'static str)> {
+    vec![("Enter", "files of version"), ("g/G", "first/last")]
+}
+
+pub fn key(_: KeyEvent) -> Option<Action> {
+    None
+}
+
+impl StoreView {
+    /// The store view's part of an action over `versions` versions; `None`
+    /// when the action is not its own.
+    pub fn update(&self, action: &Action, versions: usize) -> Option<StoreMove> {
+        let to = |delta: isize| {
+            let next = super::move_sel(self.sel, versions, delta);
+            if next == self.sel {
+                StoreMove::Nothing
+            } else {
+                StoreMove::Select(next)
+            }
+        };
+        Some(match action {
+            Action::Up(n) => to(-(*n as isize)),
+            Action::Down(n) => to(*n as isize),
+            Action::Top => to(isize::MIN / 2),
+            Action::Bottom => to(isize::MAX / 2),
+            Action::Enter => StoreMove::OpenFiles,
+            Action::ClickRow(row) if super::list_index(*row) < versions => {
+                StoreMove::Select(super::list_index(*row))
+            }
+            _ => return None,
+        })
+    }
+}
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let [info, list, chart_area] =
         Layout::vertical([Constraint::Length(3), Constraint::Min(5), Constraint::Length(9)]).areas(area);
+    render_info(f, info, app);
+    render_versions(f, list, app);
+    render_row_groups(f, chart_area, app);
+}
+
+/// The chunk, where `current` points, and any debris.
+fn render_info(f: &mut Frame, info: Rect, app: &App) {
     let current = match (&app.listing, &app.listing_error) {
         (_, Some(e)) => Line::styled(format!("cannot list versions: {e}"), Style::new().fg(Color::Red)),
         (Some(l), None) => match &l.current {
@@ -44,7 +104,9 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         ));
     }
     f.render_widget(Paragraph::new(lines), info);
+}
 
+fn render_versions(f: &mut Frame, list: Rect, app: &App) {
     let rows: Vec<Row> = app
         .listing
         .iter()
@@ -62,7 +124,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 v.problem.clone().unwrap_or_else(|| "complete".into()),
             ]);
             let r = if v.problem.is_some() { r.style(Style::new().fg(Color::Red)) } else { r };
-            if i == app.version_sel {
+            if i == app.store.sel {
                 r.style(selected())
             } else {
                 r
@@ -87,8 +149,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             .block(Block::default().borders(Borders::ALL).title("Versions")),
         list,
     );
+}
 
-    let rg = &app.row_groups;
+fn render_row_groups(f: &mut Frame, chart_area: Rect, app: &App) {
+    let rg = &app.store.row_groups;
     let bars: Vec<Bar> = rg
         .rows
         .iter()

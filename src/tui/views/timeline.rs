@@ -7,7 +7,22 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph};
 use ratatui::Frame;
 
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+
+use crate::tui::action::Action;
 use crate::tui::state::App;
+
+pub fn bindings(write: bool) -> Vec<(&'static str, &'static str)> {
+    if write {
+        vec![("c", "compact")]
+    } else {
+        Vec::new()
+    }
+}
+
+pub fn key(k: KeyEvent) -> Option<Action> {
+    (k.code == KeyCode::Char('c')).then_some(Action::AskCompaction)
+}
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let [gauge, body] = Layout::vertical([
@@ -16,32 +31,42 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     ])
     .areas(area);
     if let Some(c) = &app.compaction {
-        let (ratio, label) = match &c.last {
-            Some(p) => {
-                let r = if p.rows_total > 0 { p.rows_done as f64 / p.rows_total as f64 } else { 0.0 };
-                (
-                    r.clamp(0.0, 1.0),
-                    format!(
-                        "{} {}/{} rows, epochs {}→{}",
-                        p.phase.as_str(),
-                        p.rows_done,
-                        p.rows_total,
-                        p.epochs.0.map_or("none".into(), |e| e.to_string()),
-                        p.epochs.1
-                    ),
-                )
-            }
-            None => (0.0, "starting".into()),
-        };
-        f.render_widget(
-            Gauge::default()
-                .block(Block::default().borders(Borders::ALL).title("Compacting"))
-                .gauge_style(Style::new().fg(Color::Green))
-                .ratio(ratio)
-                .label(label),
-            gauge,
-        );
+        render_progress(f, gauge, c);
     }
+    render_epochs(f, body, app);
+}
+
+/// A running compaction's gauge.
+fn render_progress(f: &mut Frame, gauge: Rect, c: &crate::tui::state::Compaction) {
+    let (ratio, label) = match &c.last {
+        Some(p) => {
+            let r = if p.rows_total > 0 { p.rows_done as f64 / p.rows_total as f64 } else { 0.0 };
+            (
+                r.clamp(0.0, 1.0),
+                format!(
+                    "{} {}/{} rows, epochs {}→{}",
+                    p.phase.as_str(),
+                    p.rows_done,
+                    p.rows_total,
+                    p.epochs.0.map_or("none".into(), |e| e.to_string()),
+                    p.epochs.1
+                ),
+            )
+        }
+        None => (0.0, "starting".into()),
+    };
+    f.render_widget(
+        Gauge::default()
+            .block(Block::default().borders(Borders::ALL).title("Compacting"))
+            .gauge_style(Style::new().fg(Color::Green))
+            .ratio(ratio)
+            .label(label),
+        gauge,
+    );
+}
+
+/// Batches per epoch, and each version's marker among them.
+fn render_epochs(f: &mut Frame, body: Rect, app: &App) {
     let marker = app.current_marker();
     let mut markers: Vec<(u64, String, bool)> = app
         .listing
