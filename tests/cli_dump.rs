@@ -234,3 +234,36 @@ fn the_demo_store_builds_and_lists_clean_then_flags_damage() {
     let o = bin().args(["demo", "--dir"]).arg(&demo).output().unwrap();
     assert!(text(&o).starts_with("demo store found"));
 }
+
+/// The footer's field spans (our Thrift walker) agree with what the
+/// parquet crate decodes from the same bytes, for pycottas's file and ours:
+/// every row group's row count and every chunk's data page offset and size.
+#[test]
+fn footer_field_spans_agree_with_the_parquet_crate() {
+    use cottas_tui::format::parquet::{footer_fields, read_footer};
+    let dir = tempfile::tempdir().unwrap();
+    let ours = common::sample_store(dir.path()).join("v1/data.cottas");
+    let mut files = vec![std::fs::read(ours).unwrap()];
+    if let Some(shared) = common::shared() {
+        files.push(std::fs::read(shared.join("data/pycottas_small.cottas")).unwrap());
+    }
+    for bytes in files {
+        let (spans, err) = footer_fields(&bytes);
+        assert!(err.is_none(), "{err:?}");
+        let value = |name: &str| {
+            let s = spans.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no span {name}"));
+            assert!(s.range.end <= bytes.len() as u64);
+            s.value.clone().unwrap().parse::<i64>().unwrap()
+        };
+        let meta = read_footer(&bytes).unwrap().meta;
+        assert_eq!(value("footer.num_rows"), meta.file_metadata().num_rows());
+        for (i, rg) in meta.row_groups().iter().enumerate() {
+            assert_eq!(value(&format!("footer.row_groups[{i}].num_rows")), rg.num_rows());
+            for (j, c) in rg.columns().iter().enumerate() {
+                let at = format!("footer.row_groups[{i}].columns[{j}].meta_data");
+                assert_eq!(value(&format!("{at}.data_page_offset")), c.data_page_offset());
+                assert_eq!(value(&format!("{at}.total_compressed_size")), c.compressed_size());
+            }
+        }
+    }
+}

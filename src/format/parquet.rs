@@ -358,3 +358,82 @@ pub fn encoding_name(n: i32) -> String {
         other => format!("encoding {other}"),
     }
 }
+
+/// Field names of parquet.thrift's footer structures, for the footer's
+/// spans (`footer_fields`). Only names: the values are checked by
+/// [`read_footer`].
+mod names {
+    use super::super::thrift::{Fields, Shape::*};
+
+    pub const FILE_META_DATA: Fields = &[
+        (1, "version", Leaf),
+        (2, "schema", Struct(SCHEMA_ELEMENT)),
+        (3, "num_rows", Leaf),
+        (4, "row_groups", Struct(ROW_GROUP)),
+        (5, "key_value_metadata", Struct(KEY_VALUE)),
+        (6, "created_by", Leaf),
+    ];
+    const SCHEMA_ELEMENT: Fields = &[
+        (1, "type", Leaf),
+        (2, "type_length", Leaf),
+        (3, "repetition_type", Leaf),
+        (4, "name", Leaf),
+        (5, "num_children", Leaf),
+        (6, "converted_type", Leaf),
+        (9, "field_id", Leaf),
+    ];
+    const KEY_VALUE: Fields = &[(1, "key", Leaf), (2, "value", Leaf)];
+    const ROW_GROUP: Fields = &[
+        (1, "columns", Struct(COLUMN_CHUNK)),
+        (2, "total_byte_size", Leaf),
+        (3, "num_rows", Leaf),
+        (5, "file_offset", Leaf),
+        (6, "total_compressed_size", Leaf),
+        (7, "ordinal", Leaf),
+    ];
+    const COLUMN_CHUNK: Fields = &[
+        (1, "file_path", Leaf),
+        (2, "file_offset", Leaf),
+        (3, "meta_data", Struct(COLUMN_META_DATA)),
+        (4, "offset_index_offset", Leaf),
+        (5, "offset_index_length", Leaf),
+        (6, "column_index_offset", Leaf),
+        (7, "column_index_length", Leaf),
+    ];
+    const COLUMN_META_DATA: Fields = &[
+        (1, "type", Leaf),
+        (2, "encodings", Leaf),
+        (3, "path_in_schema", Leaf),
+        (4, "codec", Leaf),
+        (5, "num_values", Leaf),
+        (6, "total_uncompressed_size", Leaf),
+        (7, "total_compressed_size", Leaf),
+        (9, "data_page_offset", Leaf),
+        (10, "index_page_offset", Leaf),
+        (11, "dictionary_page_offset", Leaf),
+        (12, "statistics", Struct(STATISTICS)),
+        (14, "bloom_filter_offset", Leaf),
+        (15, "bloom_filter_length", Leaf),
+    ];
+    const STATISTICS: Fields = &[
+        (1, "max", Leaf),
+        (2, "min", Leaf),
+        (3, "null_count", Leaf),
+        (4, "distinct_count", Leaf),
+        (5, "max_value", Leaf),
+        (6, "min_value", Leaf),
+        (7, "is_max_value_exact", Leaf),
+        (8, "is_min_value_exact", Leaf),
+    ];
+}
+
+/// A span for every named field of the footer (`footer.row_groups[0]
+/// .columns[2].meta_data.data_page_offset`, …), for `dump` and the hex view;
+/// on a footer that does not decode, the fields before the fault and the
+/// error naming its byte.
+pub fn footer_fields(bytes: &[u8]) -> (Vec<Span>, Option<FormatError>) {
+    let Ok((start, len)) = framing(bytes).1 else { return (Vec::new(), None) };
+    let metadata = &bytes[start as usize..(start + len) as usize];
+    let (spans, result) = super::thrift::walk_struct(metadata, start, "footer", names::FILE_META_DATA);
+    (spans, result.err())
+}

@@ -34,6 +34,33 @@ pub(crate) const T_STRUCT: u8 = 12;
 /// element's logical type ▸ time unit).
 const MAX_DEPTH: usize = 32;
 
+/// The field names of a Thrift struct, for spans: `(id, name, shape of the
+/// value or of a list's elements)`. Fields not listed are skipped unnamed.
+pub type Fields = &'static [(i16, &'static str, Shape)];
+
+#[derive(Clone, Copy)]
+pub enum Shape {
+    /// A scalar or string, or a list of them.
+    Leaf,
+    /// A struct, or a list of structs, with these fields.
+    Struct(Fields),
+}
+
+/// Walks one compact struct at the start of `bytes` and records a span for
+/// every scalar of a named field, under `name` (`footer.row_groups[0]
+/// .columns[1].meta_data.data_page_offset = 4`). The spans read before an
+/// error come back with it, so a damaged footer still shows its good part.
+pub fn walk_struct(
+    bytes: &[u8],
+    at: u64,
+    name: &str,
+    fields: Fields,
+) -> (Vec<Span>, Result<u64, FormatError>) {
+    let mut r = Reader::new(bytes, at, name);
+    let result = r.walk_fields(name, fields, 0).map(|_| r.pos as u64);
+    (r.spans, result)
+}
+
 /// Checks that `bytes` begin with one well-formed compact struct, every
 /// length and count within what is left, nested at most a bounded depth;
 /// returns its length. `at` is the file offset of `bytes[0]`, for errors.
@@ -159,16 +186,22 @@ impl<'a> Reader<'a> {
     }
 
     fn skip_binary(&mut self) -> Result<(), FormatError> {
+        self.binary().map(drop)
+    }
+
+    /// A string's bytes (after its length), bounded by what is left.
+    fn binary(&mut self) -> Result<std::ops::Range<usize>, FormatError> {
         let start = self.pos;
         let len = self.varint()?;
         let left = (self.bytes.len() - self.pos) as u64;
         if len > left {
             return Err(
-                self.error(start, format!("a {len}-byte string with {left} bytes left in the page header"))
+                self.error(start, format!("a {len}-byte string with {left} bytes left in {}", self.name))
             );
         }
-        self.pos += len as usize;
-        Ok(())
+        let data = self.pos..self.pos + len as usize;
+        self.pos = data.end;
+        Ok(data)
     }
 
     fn skip_list(&mut self, depth: usize) -> Result<(), FormatError> {
@@ -218,5 +251,90 @@ impl<'a> Reader<'a> {
         let start = self.pos - 1;
         self.record(field, start, Role::Value, v.to_string());
         v
+    }
+
+    fn walk_fields(&mut self, path: &str, fields: Fields, depth: usize) -> Result<(), FormatError> {
+        self.fields(depth, |r, id, ty| match fields.iter().find(|f| f.0 == id) {
+            Some(&(_, name, shape)) => r.walk_value(&format!("{path}.{name}"), ty, shape, depth + 1),
+            None => r.skip(ty, depth + 1),
+        })
+    }
+
+    fn walk_value(&mut self, path: &str, ty: u8, shape: Shape, depth: usize) -> Result<(), FormatError> {
+        let start = self.pos;
+        match (ty, shape) {
+            (T_STRUCT, Shape::Struct(fields)) => self.walk_fields(path, fields, depth),
+            (T_LIST | T_SET, _) => self.walk_list(path, shape, depth),
+            (T_TRUE | T_FALSE, _) => {
+                self.record_path(path, start - 1, ty == T_TRUE);
+                Ok(())
+            }
+            (T_BYTE, _) => {
+                let v = self.byte()?;
+                self.record_path(path, start, v);
+                Ok(())
+            }
+            (T_I16 | T_I32 | T_I64, _) => {
+                let v = self.zigzag()?;
+                self.record_path(path, start, v);
+                Ok(())
+            }
+            (T_BINARY, _) => {
+                let data = self.binary()?;
+                let shown: String = String::from_utf8_lossy(&self.bytes[data]).chars().take(48).collect();
+                self.record_path(path, start, format!("{shown:?}"));
+                Ok(())
+            }
+            _ => self.skip(ty, depth),
+        }
+    }
+
+    fn walk_list(&mut self, path: &str, shape: Shape, depth: usize) -> Result<(), FormatError> {
+        let head = self.byte()?;
+        let n = if head >> 4 == 15 { self.varint()? } else { u64::from(head >> 4) };
+        let ty = head & 0x0f;
+        let left = (self.bytes.len() - self.pos) as u64;
+        if n > left {
+            return Err(self.error(self.pos, format!("a list of {n} elements with {left} bytes left")));
+        }
+        if depth >= MAX_DEPTH {
+            return Err(self.error(self.pos, format!("structures nested deeper than {MAX_DEPTH}")));
+        }
+        for i in 0..n {
+            let item = format!("{path}[{i}]");
+            match ty {
+                // In a list a boolean takes a byte of its own.
+                T_TRUE | T_FALSE => {
+                    let start = self.pos;
+                    let v = self.byte()?;
+                    self.record_path(&item, start, v == 1);
+                }
+                _ => self.walk_value(&item, ty, shape, depth + 1)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// A span named by its full path; the role follows the field's name.
+    fn record_path(&mut self, path: &str, start: usize, value: impl std::fmt::Display) {
+        let field = path.rsplit('.').next().unwrap_or(path);
+        let field = field.split('[').next().unwrap_or(field);
+        let role = if field.ends_with("_offset") {
+            Role::Offset
+        } else if field.ends_with("_size") || field.ends_with("_length") {
+            Role::Length
+        } else if field.starts_with("num_") || field.ends_with("_count") {
+            Role::Count
+        } else {
+            Role::Value
+        };
+        let range = self.at + start as u64..self.at + self.pos as u64;
+        self.spans.push(Span {
+            name: path.to_string(),
+            range,
+            role,
+            value: Some(value.to_string()),
+            reason: None,
+        });
     }
 }

@@ -7,7 +7,7 @@ use parquet::file::metadata::ParquetMetaData;
 use serde_json::json;
 
 use super::{Inspection, Problem};
-use crate::format::parquet::{pages, read_footer};
+use crate::format::parquet::{footer_fields, pages, read_footer};
 use crate::format::{FormatError, Role, Span};
 
 fn span(name: &str, start: u64, end: u64, role: Role, value: Option<String>) -> Span {
@@ -22,13 +22,18 @@ fn bad(ins: &mut Inspection, e: FormatError) {
 }
 
 pub(super) fn inspect(ins: &mut Inspection, bytes: &[u8]) {
+    // Every field of the footer, even of one that fails the checks below:
+    // the hex view then shows which field holds the bad number.
+    let (fields, _) = footer_fields(bytes);
     match read_footer(bytes) {
         Ok(footer) => {
             ins.spans.extend(footer.spans.iter().cloned());
+            ins.spans.extend(fields);
             describe(ins, bytes, &footer.meta, footer.metadata_start);
         }
         Err((spans, e)) => {
             ins.spans.extend(spans);
+            ins.spans.extend(fields);
             bad(ins, e);
         }
     }
