@@ -297,7 +297,7 @@ fn lookups_equal_a_full_scan_with_sidecars_and_without() {
     let out = dir.path().join("chunk");
     import_with(vec![nq], &out, |o| o.base.row_group_size = 4096);
     let store = Store::open(&out).unwrap();
-    assert!(store.sidecars.problems.is_empty(), "{:?}", store.sidecars.problems);
+    assert!(store.sidecars.problems().is_empty(), "{:?}", store.sidecars.problems());
     let rows = all_rows(&store.base);
     let cache = ColumnCache::new(8 << 20);
     let mut patterns = vec![Pattern { s: Some(Term::Iri("http://nobody".into())), ..Default::default() }];
@@ -337,7 +337,7 @@ fn lookups_equal_a_full_scan_with_sidecars_and_without() {
         std::fs::remove_file(out.join(format!("v1/data.cottas{s}"))).unwrap();
     }
     let bare = Store::open(&out).unwrap();
-    assert_eq!(bare.sidecars.problems.len(), 11);
+    assert_eq!(bare.sidecars.problems().len(), 11);
     let cache = ColumnCache::new(8 << 20);
     let mut by_stats = 0;
     for pat in &patterns {
@@ -395,11 +395,11 @@ fn damaged_sidecars_are_not_used_and_answers_stay_right() {
     std::fs::write(out.join("v1/data.cottas.o.dict"), b"COTD").unwrap();
     let store = Store::open(&out).unwrap();
     let sc = &store.sidecars;
-    assert!(sc.presence[0].is_none() && sc.dicts[2].is_none());
+    assert!(sc.presence(0).is_none() && sc.dict(2).is_none());
     // What depends on the broken .o.dict is not trusted either.
-    assert!(sc.presence[2].is_none() && sc.po_presence.is_none());
-    assert!(sc.presence[1].is_some() && sc.p_offsets.is_some() && sc.s_offsets.is_some());
-    assert_eq!(sc.problems.len(), 4, "{:?}", sc.problems);
+    assert!(sc.presence(2).is_none() && sc.po_presence().is_none());
+    assert!(sc.presence(1).is_some() && sc.p_offsets().is_some() && sc.s_offsets().is_some());
+    assert_eq!(sc.problems().len(), 4, "{:?}", sc.problems());
     let pat = Pattern { o: Some(Term::Literal(Literal::simple("Bob"))), ..Default::default() };
     let (got, _) = store.quads_for_pattern(&pat, &ColumnCache::new(1 << 20)).unwrap();
     assert_eq!(got.len(), 1);
@@ -420,13 +420,13 @@ fn a_stale_dictionary_fails_the_lookup_clearly_instead_of_returning_rows() {
     // With the digest file, the stale dictionary is refused on open and the
     // lookup answers from the base alone.
     let store = Store::open(&out).unwrap();
-    assert!(store.sidecars.dicts[2].is_none(), "{:?}", store.sidecars.problems);
+    assert!(store.sidecars.dict(2).is_none(), "{:?}", store.sidecars.problems());
     let pat = Pattern { o: Some(Term::Literal(Literal::simple("Bob"))), ..Default::default() };
     assert_eq!(store.quads_for_pattern(&pat, &ColumnCache::new(1 << 20)).unwrap().0.len(), 1);
     // A store from another producer has no digests: the read path itself notices.
     std::fs::remove_file(out.join("v1/cottas-tui.digests.json")).unwrap();
     let store = Store::open(&out).unwrap();
-    assert!(store.sidecars.problems.is_empty(), "structurally valid");
+    assert!(store.sidecars.problems().is_empty(), "structurally valid");
     let pat = Pattern { p: Some(Term::Iri("https://example.org/name".into())), ..Default::default() };
     let err =
         store.quads_for_pattern(&pat, &ColumnCache::new(1 << 20)).err().expect("a clear error").to_string();
@@ -634,4 +634,30 @@ fn compressed_and_piped_inputs_parse_on_several_threads_with_the_same_result() {
         0,
         "no temp dir left behind"
     );
+}
+
+/// Opening reads no sidecar: each is mapped, checked against its digest and
+/// decoded when a read first needs it. A subject lookup needs the
+/// dictionaries, `.s.presence` and `.s.offsets`, not the predicate and
+/// object indexes; a damaged sidecar nothing asks for costs nothing and is
+/// still reported by `problems()`.
+#[test]
+fn opening_loads_no_sidecar_and_a_read_loads_only_what_it_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chunk");
+    import_with(vec![sample()], &out, |_| {});
+    let po = out.join("v1/data.cottas.po.presence");
+    let mut b = std::fs::read(&po).unwrap();
+    let last = b.len() - 1;
+    b[last] ^= 0xff;
+    std::fs::write(&po, &b).unwrap();
+    let store = Store::open(&out).unwrap();
+    assert_eq!(store.sidecars.loaded(), 0);
+    let pat = Pattern { s: Some(Term::Iri("https://example.org/alice".into())), ..Default::default() };
+    let (rows, ex) = store.quads_for_pattern(&pat, &ColumnCache::new(1 << 20)).unwrap();
+    assert!(!rows.is_empty(), "{ex:?}");
+    assert!(store.sidecars.loaded() < 11, "{}", store.sidecars.loaded());
+    let problems = store.sidecars.problems();
+    assert_eq!(store.sidecars.loaded(), 11);
+    assert!(problems.len() == 1 && problems[0].contains(".po.presence"), "{problems:?}");
 }

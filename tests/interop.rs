@@ -200,7 +200,7 @@ fn a_pycottas_base_indexed_by_us_answers_like_our_import() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout).matches("was missing: written").count(), 11);
     let theirs = Store::open(&dir.path().join("theirs")).unwrap();
-    assert!(theirs.sidecars.problems.is_empty(), "{:?}", theirs.sidecars.problems);
+    assert!(theirs.sidecars.problems().is_empty(), "{:?}", theirs.sidecars.problems());
     let out = dir.path().join("ours");
     import_nq(&nq, &out);
     let ours = Store::open(&out).unwrap();
@@ -266,7 +266,7 @@ fn pycottas_triple_files_and_bloom_filters_are_read() {
     // sidecars, a subject inside the chunk's min/max but absent is ruled out.
     let Some(shared) = common::shared() else { return };
     let bare = Store::open(&shared.join("data/pycottas_small.cottas")).unwrap();
-    assert_eq!(bare.sidecars.problems.len(), 11);
+    assert_eq!(bare.sidecars.problems().len(), 11);
     let absent = Pattern { s: Some(Term::Iri("http://ex.org/alicf".into())), ..Default::default() };
     let (got, ex) = bare.quads_for_pattern(&absent, &ColumnCache::new(1 << 20)).unwrap();
     assert!(got.is_empty());

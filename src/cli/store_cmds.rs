@@ -229,7 +229,7 @@ pub fn run_lookup(args: &LookupArgs, out: &mut impl Write) -> Result<ExitCode> {
     let store = &snapshot.store;
     if args.explain {
         eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());
-        for p in &store.sidecars.problems {
+        for p in &store.sidecars.problems() {
             eprintln!("sidecar not used: {p}");
         }
         eprintln!("{ex}");

@@ -174,12 +174,12 @@ impl ColumnCache {
         // Subjects come off a digest-verified .s.offsets without decoding a
         // cell; other columns through the fast chunk decoder; the parquet
         // crate when neither applies.
-        let fast = match (col, &store.sidecars.s_offsets) {
-            (0, Some(so)) if store.sidecars.verified => {
-                so.ids_for_rows(store.base.rg_start(rg), store.base.rg_rows(rg))
-            }
-            _ => None,
-        };
+        // (A sidecar is loaded on first use: ask for `.s.offsets` only for
+        // the subject column.)
+        let verified_offsets =
+            (col == 0 && store.sidecars.verified).then(|| store.sidecars.s_offsets()).flatten();
+        let fast =
+            verified_offsets.and_then(|so| so.ids_for_rows(store.base.rg_start(rg), store.base.rg_rows(rg)));
         let fast = match fast {
             Some(ids) => Some(ids),
             None => store.base.read_ids(rg, col, &mut |t| dict.find(t))?,
@@ -337,10 +337,7 @@ impl Store {
     ) -> Result<(Rows<'a>, Explain), StoreError> {
         let n = self.base.num_row_groups();
         let mut ex = Explain { row_groups: n, ..Explain::default() };
-        let dicts: Option<[&Dict; 4]> = match &self.sidecars.dicts {
-            [Some(a), Some(b), Some(c), Some(d)] => Some([a, b, c, d]),
-            _ => None,
-        };
+        let dicts: Option<[&Dict; 4]> = self.sidecars.all_dicts();
         let Some(bound) = self.bind(pat, &mut ex) else {
             let empty = match dicts {
                 Some(d) => Rows::Ids { dicts: d, ids: Vec::new() },
@@ -389,7 +386,7 @@ impl Store {
         for (col, term) in pat.bound().into_iter().enumerate() {
             let Some(term) = term else { continue };
             let tokens: Vec<Vec<u8>> = token_variants(term).into_iter().map(String::into_bytes).collect();
-            let dict = self.sidecars.dicts[col].as_ref();
+            let dict = self.sidecars.dict(col);
             let ids = dict.map(|d| tokens.iter().filter_map(|t| d.find(t)).collect::<Vec<u32>>());
             if ids.as_ref().is_some_and(|i| i.is_empty()) {
                 ex.absent_in_dict = Some(NAMES[col]);
@@ -403,7 +400,7 @@ impl Store {
     /// A bound subject's row ranges, from `.s.offsets`.
     fn subject_ranges(&self, bound: &[Bound]) -> Option<Vec<(u64, u64)>> {
         let ids = ids_of(bound, 0)?;
-        let so = self.sidecars.s_offsets.as_ref()?;
+        let so = self.sidecars.s_offsets()?;
         Some(ids.iter().filter_map(|&i| so.ranges.get(i as usize).copied()).filter(|r| r.0 < r.1).collect())
     }
 
@@ -444,7 +441,7 @@ impl Store {
             let post = cache.postings(self, d[2], rg, 2, ex)?;
             return Ok(Some((2, union_rows(os.iter().map(|&o| postings_of(&post, o))), "object postings")));
         }
-        if let (Some(ps), Some(po)) = (ids_of(bound, 1), &self.sidecars.p_offsets) {
+        if let Some((ps, po)) = ids_of(bound, 1).and_then(|ps| Some((ps, self.sidecars.p_offsets()?))) {
             let lists = ps.iter().map(|&p| po.rows_of(rg as u32, p).iter().copied());
             return Ok(Some((1, union_rows(lists), ".p.offsets")));
         }
@@ -466,7 +463,7 @@ impl Store {
             }
         };
         for b in bound {
-            match (&b.ids, &sc.presence[b.col]) {
+            match (&b.ids, sc.presence(b.col)) {
                 (Some(ids), Some(pr)) => prune(&mut keep, &mut ex.pruned_by_presence, &|rg| {
                     ids.iter().any(|&id| pr.get(rg as u32, id))
                 }),
@@ -489,7 +486,8 @@ impl Store {
             }
         }
         let ids_of = |col: usize| bound.iter().find(|b| b.col == col).and_then(|b| b.ids.as_ref());
-        if let (Some(ps), Some(os), Some(po)) = (ids_of(1), ids_of(2), &sc.po_presence) {
+        let bound_po = ids_of(1).zip(ids_of(2));
+        if let Some(((ps, os), po)) = bound_po.and_then(|po_ids| Some((po_ids, sc.po_presence()?))) {
             prune(&mut keep, &mut ex.pruned_by_po_presence, &|rg| {
                 ps.iter().any(|&p| os.iter().any(|&o| po.contains(rg as u32, p, o)))
             });

@@ -168,7 +168,7 @@ impl<'a> View<'a> {
     pub fn named_graphs(&self) -> Result<Vec<Tok<'a>>, StoreError> {
         let mut names: BTreeSet<String> = BTreeSet::new();
         let named = |t: &&[u8]| *t != term::DEFAULT_GRAPH.as_bytes();
-        match &self.store.sidecars.dicts[3] {
+        match self.store.sidecars.dict(3) {
             Some(d) => names.extend(d.tokens().filter(named).filter_map(canonical_token)),
             None => {
                 let (rows, _) = self.store.quads_for_pattern(&Pattern::default(), self.cache)?;

@@ -115,7 +115,7 @@ pub fn fast_decoder_agrees(store: &cottas_tui::store::versions::open::Store) -> 
     let mut fast_chunks = 0;
     for rg in 0..base.num_row_groups() {
         for col in 0..4 {
-            let dict = store.sidecars.dicts[col].as_ref().expect("the store has dictionaries");
+            let dict = store.sidecars.dict(col).expect("the store has dictionaries");
             let slow: Vec<u32> = base
                 .read_column(rg, col)
                 .unwrap()
@@ -127,7 +127,7 @@ pub fn fast_decoder_agrees(store: &cottas_tui::store::versions::open::Store) -> 
                 fast_chunks += 1;
             }
             if col == 0 {
-                if let Some(so) = &store.sidecars.s_offsets {
+                if let Some(so) = store.sidecars.s_offsets() {
                     let by_offsets = so.ids_for_rows(base.rg_start(rg), base.rg_rows(rg));
                     assert_eq!(by_offsets.as_ref(), Some(&slow), ".s.offsets ids, row group {rg}");
                 }

@@ -1,12 +1,15 @@
 //! An opened store version: the base, its validated sidecars, and its marker.
 //!
-//! Sidecars are checked on open against the base's dimensions (row groups,
-//! rows) and against each other (token counts). One that fails is not used —
-//! the read path then prunes less, never returns wrong rows — and the reason is
-//! kept for `--explain` and `verify`.
+//! Opening reads the layout, the marker, the digest file and the base's
+//! footer: nothing proportional to the data. Each sidecar is mapped, checked
+//! against its recorded digest, decoded and checked against the base's
+//! dimensions (row groups, rows) and the dictionaries (token counts) the
+//! first time a read asks for it, once. One that fails is not used — the
+//! read path then prunes less, never returns wrong rows — and the reason is
+//! kept for `--explain` and `verify` (`SidecarSet::problems` loads them all).
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use crate::format::dict::Dict;
 use crate::format::epoch::{self, EpochMarker};
@@ -17,24 +20,194 @@ use crate::format::s_offsets::SOffsets;
 use crate::format::{dict, p_offsets, po_presence, presence, s_offsets};
 use crate::store::base::digests::{self, Digests};
 use crate::store::base::Base;
-use crate::store::sidecars::sidecar_path;
+use crate::store::sidecars::{sidecar_path, COLUMNS};
 use crate::store::versions::layout::{self, Layout};
 use crate::store::StoreError;
 
-/// The sidecars that decoded and fit the base; `None` where not usable.
-#[derive(Default)]
+/// The sidecars of a base, each loaded on first use: mapped, checked
+/// against its digest, decoded and fitted to the base. A sidecar that is
+/// missing or fails is `None`, with its reason in [`SidecarSet::problems`].
 pub struct SidecarSet {
-    pub dicts: [Option<Dict>; 4],
-    pub presence: [Option<Presence>; 4],
-    pub p_offsets: Option<POffsets>,
-    pub po_presence: Option<PoPresence>,
-    pub s_offsets: Option<SOffsets>,
-    /// Every sidecar kept here matched the digest recorded when it was built
-    /// from this base (versions this program wrote). Only then does the read
-    /// path take subject ids from `.s.offsets` without decoding the column.
+    base_path: PathBuf,
+    digests: Option<Digests>,
+    /// Row groups, rows, and the largest row group of the base.
+    dims: (u32, u64, usize),
+    dicts: [Slot<Dict>; 4],
+    presence: [Slot<Presence>; 4],
+    p_offsets: Slot<POffsets>,
+    po_presence: Slot<PoPresence>,
+    s_offsets: Slot<SOffsets>,
+    /// Every sidecar this set hands out matched the digest recorded when it
+    /// was built from this base (versions this program wrote). Only then does
+    /// the read path take subject ids from `.s.offsets` without decoding the
+    /// column.
     pub verified: bool,
-    /// Why each missing or rejected sidecar is not used.
-    pub problems: Vec<String>,
+}
+
+/// One sidecar: not looked at yet, or loaded (`Err`: why it is not used).
+type Slot<T> = OnceLock<Result<T, String>>;
+
+impl SidecarSet {
+    fn new(base_path: &Path, base: &Base, digests: Option<Digests>) -> Self {
+        SidecarSet {
+            base_path: base_path.to_path_buf(),
+            verified: digests.is_some(),
+            digests,
+            dims: (base.num_row_groups() as u32, base.num_rows(), base.rg_rows_max()),
+            dicts: Default::default(),
+            presence: Default::default(),
+            p_offsets: OnceLock::new(),
+            po_presence: OnceLock::new(),
+            s_offsets: OnceLock::new(),
+        }
+    }
+
+    /// The dictionary of column `c` (0 s, 1 p, 2 o, 3 g).
+    pub fn dict(&self, c: usize) -> Option<&Dict> {
+        let slot =
+            self.dicts[c].get_or_init(|| self.load(&format!(".{}.dict", COLUMNS[c]), dict::decode_shared));
+        slot.as_ref().ok()
+    }
+
+    /// All four dictionaries, when every one is usable.
+    pub fn all_dicts(&self) -> Option<[&Dict; 4]> {
+        Some([self.dict(0)?, self.dict(1)?, self.dict(2)?, self.dict(3)?])
+    }
+
+    pub fn presence(&self, c: usize) -> Option<&Presence> {
+        let slot = self.presence[c].get_or_init(|| {
+            let pr = self.load(&format!(".{}.presence", COLUMNS[c]), plain(presence::decode))?;
+            let (rgs, tokens) = (self.dims.0, self.dict_len(c));
+            if pr.num_rgs == rgs && Some(pr.num_tokens) == tokens {
+                return Ok(pr);
+            }
+            Err(format!(
+                ".{}.presence: {} row groups × {} tokens does not fit the base ({rgs} row groups) and .{}.dict ({tokens:?} tokens)",
+                COLUMNS[c], pr.num_rgs, pr.num_tokens, COLUMNS[c]
+            ))
+        });
+        slot.as_ref().ok()
+    }
+
+    pub fn p_offsets(&self) -> Option<&POffsets> {
+        let slot = self.p_offsets.get_or_init(|| {
+            let x = self.load(".p.offsets", plain(p_offsets::decode))?;
+            let (rgs, _, rg_rows_max) = self.dims;
+            let rows_fit = x.rows.iter().all(|&r| (r as usize) < rg_rows_max);
+            if x.num_rgs == rgs && Some(x.num_preds) == self.dict_len(1) && rows_fit {
+                return Ok(x);
+            }
+            Err(format!(
+                ".p.offsets: {} row groups × {} predicates does not fit the base",
+                x.num_rgs, x.num_preds
+            ))
+        });
+        slot.as_ref().ok()
+    }
+
+    pub fn po_presence(&self) -> Option<&PoPresence> {
+        let slot = self.po_presence.get_or_init(|| {
+            let x = self.load(".po.presence", plain(po_presence::decode))?;
+            let fits = x.num_rgs == self.dims.0
+                && Some(x.pred_dict_size) == self.dict_len(1)
+                && Some(x.obj_dict_size) == self.dict_len(2);
+            if fits {
+                return Ok(x);
+            }
+            Err(format!(
+                ".po.presence: dimensions {}×{}×{} do not fit the base and dictionaries",
+                x.num_rgs, x.pred_dict_size, x.obj_dict_size
+            ))
+        });
+        slot.as_ref().ok()
+    }
+
+    pub fn s_offsets(&self) -> Option<&SOffsets> {
+        let slot = self.s_offsets.get_or_init(|| {
+            let x = self.load(".s.offsets", plain(s_offsets::decode))?;
+            let rows = self.dims.1;
+            if u64::from(x.num_rows_total) == rows && Some(x.ranges.len() as u32) == self.dict_len(0) {
+                return Ok(x);
+            }
+            Err(format!(
+                ".s.offsets: {} subjects over {} rows does not fit the base ({rows} rows)",
+                x.ranges.len(),
+                x.num_rows_total
+            ))
+        });
+        slot.as_ref().ok()
+    }
+
+    /// Why each missing or rejected sidecar is not used, in a fixed order.
+    /// Loads every sidecar not loaded yet (`--explain`, `verify`, tests).
+    pub fn problems(&self) -> Vec<String> {
+        for c in 0..4 {
+            self.dict(c);
+            self.presence(c);
+        }
+        self.p_offsets();
+        self.po_presence();
+        self.s_offsets();
+        let dicts = self.dicts.iter().map(Self::problem);
+        let presence = self.presence.iter().map(Self::problem);
+        let rest = [
+            Self::problem(&self.p_offsets),
+            Self::problem(&self.po_presence),
+            Self::problem(&self.s_offsets),
+        ];
+        dicts.chain(presence).chain(rest).flatten().collect()
+    }
+
+    /// How many of the 11 sidecars have been loaded so far.
+    pub fn loaded(&self) -> usize {
+        let dicts = self.dicts.iter().filter(|s| s.get().is_some()).count();
+        let presence = self.presence.iter().filter(|s| s.get().is_some()).count();
+        let rest = [
+            self.p_offsets.get().is_some(),
+            self.po_presence.get().is_some(),
+            self.s_offsets.get().is_some(),
+        ];
+        dicts + presence + rest.iter().filter(|b| **b).count()
+    }
+
+    fn problem<T>(slot: &Slot<T>) -> Option<String> {
+        slot.get().and_then(|r| r.as_ref().err().cloned())
+    }
+
+    fn dict_len(&self, c: usize) -> Option<u32> {
+        self.dict(c).map(|d| d.len() as u32)
+    }
+
+    /// Maps, checks against the digest, decodes.
+    fn load<T>(
+        &self,
+        suffix: &str,
+        decode: impl Fn(SharedFile, bool) -> crate::format::Decoded<T>,
+    ) -> Result<T, String> {
+        let path = sidecar_path(&self.base_path, suffix);
+        let file = match read_shared(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!("{}: missing", path.display()))
+            }
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let bytes: &[u8] = (*file).as_ref();
+        let verified = match &self.digests {
+            Some(d) => match d.sidecars.get(suffix) {
+                Some(s) if digests::matches(s, bytes) => true,
+                _ => {
+                    let which = digests::DIGESTS;
+                    return Err(format!(
+                        "{}: does not match its recorded digest ({which}); not used",
+                        path.display()
+                    ));
+                }
+            },
+            None => false,
+        };
+        decode(file.clone(), verified).result.map_err(|e| format!("{}: {e}", path.display()))
+    }
 }
 
 pub struct Store {
@@ -53,7 +226,7 @@ impl Store {
         // A bare data.cottas has no version dir whose digests would be its own.
         let digests = if bare { None } else { digests::read(&layout.version_dir)? };
         let base = Base::open_checked(&layout.base, digests.as_ref().map(|d| &d.base))?;
-        let sidecars = load_sidecars(&layout.base, &base, digests.as_ref());
+        let sidecars = SidecarSet::new(&layout.base, &base, digests);
         Ok(Store { layout, base, sidecars, marker })
     }
 }
@@ -86,119 +259,9 @@ fn read_shared(path: &Path) -> std::io::Result<SharedFile> {
     Ok(Arc::new(map))
 }
 
-fn load<T>(
-    base_path: &Path,
-    suffix: &str,
-    problems: &mut Vec<String>,
-    digests: Option<&Digests>,
-    decode: impl Fn(SharedFile, bool) -> crate::format::Decoded<T>,
-) -> Option<T> {
-    let path = sidecar_path(base_path, suffix);
-    match read_shared(&path) {
-        Ok(file) => {
-            let bytes: &[u8] = (*file).as_ref();
-            let verified = match digests {
-                Some(d) => match d.sidecars.get(suffix) {
-                    Some(s) if digests::matches(s, bytes) => true,
-                    _ => {
-                        problems.push(format!(
-                            "{}: does not match its recorded digest ({}); not used",
-                            path.display(),
-                            digests::DIGESTS
-                        ));
-                        return None;
-                    }
-                },
-                None => false,
-            };
-            match decode(file.clone(), verified).result {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    problems.push(format!("{}: {e}", path.display()));
-                    None
-                }
-            }
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            problems.push(format!("{}: missing", path.display()));
-            None
-        }
-        Err(e) => {
-            problems.push(format!("{}: {e}", path.display()));
-            None
-        }
-    }
-}
-
-/// Adapts a plain `&[u8]` decoder to [`load`].
+/// Adapts a plain `&[u8]` decoder to [`SidecarSet::load`].
 fn plain<T>(
     decode: fn(&[u8]) -> crate::format::Decoded<T>,
 ) -> impl Fn(SharedFile, bool) -> crate::format::Decoded<T> {
     move |file, _| decode((*file).as_ref())
-}
-
-fn load_sidecars(base_path: &Path, base: &Base, digests: Option<&Digests>) -> SidecarSet {
-    let mut set = SidecarSet { verified: digests.is_some(), ..SidecarSet::default() };
-    let p = &mut set.problems;
-    let cols = ["s", "p", "o", "g"];
-    let dicts: [Option<Dict>; 4] = std::array::from_fn(|c| {
-        load(base_path, &format!(".{}.dict", cols[c]), p, digests, dict::decode_shared)
-    });
-    let pres: [Option<Presence>; 4] = std::array::from_fn(|c| {
-        load(base_path, &format!(".{}.presence", cols[c]), p, digests, plain(presence::decode))
-    });
-    let rgs = base.num_row_groups() as u32;
-    let len = |c: usize| dicts[c].as_ref().map(|d| d.len() as u32);
-    for (c, pr) in pres.into_iter().enumerate() {
-        set.presence[c] = pr.filter(|pr| {
-            let fits = pr.num_rgs == rgs && Some(pr.num_tokens) == len(c);
-            if !fits {
-                p.push(format!(
-                    ".{}.presence: {} row groups × {} tokens does not fit the base ({rgs} row groups) and .{}.dict ({:?} tokens)",
-                    cols[c], pr.num_rgs, pr.num_tokens, cols[c], len(c)
-                ));
-            }
-            fits
-        });
-    }
-    let po = load(base_path, ".p.offsets", p, digests, plain(p_offsets::decode));
-    let rg_rows_max = base.rg_rows_max();
-    set.p_offsets = po.filter(|x| {
-        let ok = x.num_rgs == rgs
-            && Some(x.num_preds) == len(1)
-            && x.rows.iter().all(|&r| (r as usize) < rg_rows_max);
-        if !ok {
-            p.push(format!(
-                ".p.offsets: {} row groups × {} predicates does not fit the base",
-                x.num_rgs, x.num_preds
-            ));
-        }
-        ok
-    });
-    let pp = load(base_path, ".po.presence", p, digests, plain(po_presence::decode));
-    set.po_presence = pp.filter(|x| {
-        let ok = x.num_rgs == rgs && Some(x.pred_dict_size) == len(1) && Some(x.obj_dict_size) == len(2);
-        if !ok {
-            p.push(format!(
-                ".po.presence: dimensions {}×{}×{} do not fit the base and dictionaries",
-                x.num_rgs, x.pred_dict_size, x.obj_dict_size
-            ));
-        }
-        ok
-    });
-    let so = load(base_path, ".s.offsets", p, digests, plain(s_offsets::decode));
-    set.s_offsets = so.filter(|x| {
-        let ok = u64::from(x.num_rows_total) == base.num_rows() && Some(x.ranges.len() as u32) == len(0);
-        if !ok {
-            p.push(format!(
-                ".s.offsets: {} subjects over {} rows does not fit the base ({} rows)",
-                x.ranges.len(),
-                x.num_rows_total,
-                base.num_rows()
-            ));
-        }
-        ok
-    });
-    set.dicts = dicts;
-    set
 }
