@@ -212,17 +212,19 @@ pub fn run_lookup(args: &LookupArgs, out: &mut impl Write) -> Result<ExitCode> {
         Some(t) if t.bytes() == term::DEFAULT_GRAPH.as_bytes() => Graphs::Default,
         Some(t) => Graphs::Named(t),
     };
-    let run = || view.quads(s.as_ref(), p.as_ref(), o.as_ref(), graphs);
+    let sink = std::cell::RefCell::new(crate::store::read::Explain::default());
+    let run = || view.quads(s.as_ref(), p.as_ref(), o.as_ref(), graphs).map(|(q, _)| q.report_to(&sink));
     let t = Instant::now();
-    let (quads, ex) = run()?;
-    let n = if args.count { quads.count() } else { write_nquads(quads, out)? };
+    let quads = run()?;
+    let n = if args.count { quads.try_count()? } else { write_nquads(quads, out)? };
     let took = t.elapsed();
+    let ex = sink.take();
     if args.count {
         writeln!(out, "{n}")?;
     }
     if let Some(reps) = args.repeat {
         super::report_repeats(n, took.as_secs_f64() * 1e3, reps, || {
-            std::hint::black_box(run()?.0.count());
+            std::hint::black_box(run()?.try_count()?);
             Ok(())
         })?;
     }

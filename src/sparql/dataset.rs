@@ -30,22 +30,6 @@ pub struct StoreDataset<'a> {
     pub named: OnceCell<Vec<Tok<'a>>>,
 }
 
-fn add_explain(total: &mut Explain, e: &Explain) {
-    total.row_groups = total.row_groups.max(e.row_groups);
-    total.pruned_by_presence += e.pruned_by_presence;
-    total.pruned_by_po_presence += e.pruned_by_po_presence;
-    total.pruned_by_s_offsets += e.pruned_by_s_offsets;
-    total.pruned_by_statistics += e.pruned_by_statistics;
-    total.pruned_by_bloom += e.pruned_by_bloom;
-    total.decoded_row_groups += e.decoded_row_groups;
-    total.rows_probed += e.rows_probed;
-    total.rows_matched += e.rows_matched;
-    total.cache_hits += e.cache_hits;
-    total.cache_misses += e.cache_misses;
-    total.slow_decodes += e.slow_decodes;
-    total.positions_from.extend(e.positions_from.iter().copied());
-}
-
 type Quad<'a> = InternalQuad<Tok<'a>>;
 
 impl<'a> StoreDataset<'a> {
@@ -77,9 +61,10 @@ impl<'a> StoreDataset<'a> {
             Some(None) => Graphs::Default,
             Some(Some(g)) => Graphs::Named(g),
         };
-        let (quads, explain) = self.view().quads(s, p, o, graphs)?;
-        add_explain(&mut self.explain.borrow_mut(), &explain);
-        Ok(quads.map(move |q| {
+        // The read figures reach `explain` when spareval drops the answer,
+        // once it is known how many row groups were read.
+        let (quads, _) = self.view().quads(s, p, o, graphs)?;
+        Ok(quads.report_to(self.explain).map(move |q| {
             q.map(|q| Quad {
                 subject: q.s,
                 predicate: q.p,

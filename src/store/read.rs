@@ -61,6 +61,26 @@ pub struct Explain {
     pub slow_decodes: usize,
 }
 
+impl Explain {
+    /// Adds another pattern's figures (a query reads many patterns).
+    pub fn add(&mut self, e: &Explain) {
+        self.row_groups = self.row_groups.max(e.row_groups);
+        self.absent_in_dict = self.absent_in_dict.or(e.absent_in_dict);
+        self.pruned_by_presence += e.pruned_by_presence;
+        self.pruned_by_po_presence += e.pruned_by_po_presence;
+        self.pruned_by_s_offsets += e.pruned_by_s_offsets;
+        self.pruned_by_statistics += e.pruned_by_statistics;
+        self.pruned_by_bloom += e.pruned_by_bloom;
+        self.decoded_row_groups += e.decoded_row_groups;
+        self.rows_probed += e.rows_probed;
+        self.rows_matched += e.rows_matched;
+        self.cache_hits += e.cache_hits;
+        self.cache_misses += e.cache_misses;
+        self.slow_decodes += e.slow_decodes;
+        self.positions_from.extend(e.positions_from.iter().copied());
+    }
+}
+
 impl std::fmt::Display for Explain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "row groups             {}", self.row_groups)?;
@@ -305,6 +325,14 @@ impl<'a> Rows<'a> {
     pub fn iter(&self) -> impl Iterator<Item = [&[u8]; 4]> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
+    /// Appends `other`'s rows (of the same scan).
+    pub fn append(&mut self, other: Rows<'a>) {
+        match (self, other) {
+            (Rows::Ids { ids, .. }, Rows::Ids { ids: more, .. }) => ids.extend(more),
+            (Rows::Tokens(t), Rows::Tokens(more)) => t.extend(more),
+            _ => unreachable!("one scan yields one kind of rows"),
+        }
+    }
     /// Owned copies, for tests and small results.
     pub fn to_vecs(&self) -> Vec<[Vec<u8>; 4]> {
         self.iter().map(|r| r.map(<[u8]>::to_vec)).collect()
@@ -318,6 +346,70 @@ struct Bound {
     ids: Option<Vec<u32>>,
 }
 
+/// A pattern's matching rows, row group by row group, so a reader that
+/// stops early (LIMIT, ASK, EXISTS) decodes only the row groups it reached.
+/// Memory is bounded by one row group's matches, not by the result.
+pub struct Scan<'a> {
+    store: &'a Store,
+    bound: Vec<Bound>,
+    dicts: Option<[&'a Dict; 4]>,
+    s_range: Option<Vec<(u64, u64)>>,
+    /// Row groups pruning left to read.
+    keep: Vec<bool>,
+    next_rg: usize,
+    /// What binding, pruning and the row groups read so far did.
+    pub explain: Explain,
+}
+
+impl<'a> Scan<'a> {
+    /// The matches of the next row group left by pruning (possibly none);
+    /// `None` when every row group has been read.
+    pub fn next_group(&mut self, cache: &ColumnCache) -> Option<Result<Rows<'a>, StoreError>> {
+        let rg = (self.next_rg..self.keep.len()).find(|&rg| self.keep[rg])?;
+        self.next_rg = rg + 1;
+        Some(self.read_group(rg, cache))
+    }
+
+    /// Reads no further row group.
+    pub fn finish(&mut self) {
+        self.next_rg = self.keep.len();
+    }
+
+    fn read_group(&mut self, rg: usize, cache: &ColumnCache) -> Result<Rows<'a>, StoreError> {
+        let (store, ex) = (self.store, &mut self.explain);
+        let mut out = match self.dicts {
+            Some(d) => Rows::Ids { dicts: d, ids: Vec::new() },
+            None => Rows::Tokens(Vec::new()),
+        };
+        let cand = match store.candidates(rg, &self.bound, self.s_range.as_deref(), self.dicts, cache, ex)? {
+            Some((_, v, _)) if v.is_empty() => return Ok(out),
+            Some((col, v, from)) => {
+                ex.positions_from.push(from);
+                Some((col, v))
+            }
+            None => None,
+        };
+        ex.decoded_row_groups += 1;
+        let rows = store.base.rg_rows(rg);
+        match &mut out {
+            Rows::Ids { dicts, ids } => {
+                store.probe_ids(rg, rows, cand, &self.bound, *dicts, cache, ex, ids)?
+            }
+            Rows::Tokens(t) => store.probe_tokens(rg, rows, cand.map(|c| c.1), &self.bound, cache, ex, t)?,
+        }
+        ex.rows_matched += out.len();
+        Ok(out)
+    }
+
+    /// No rows, in this scan's representation.
+    pub fn empty_rows(&self) -> Rows<'a> {
+        match self.dicts {
+            Some(d) => Rows::Ids { dicts: d, ids: Vec::new() },
+            None => Rows::Tokens(Vec::new()),
+        }
+    }
+}
+
 /// Candidate rows of a row group: the column whose sidecar found them, the
 /// local row numbers, and that sidecar's name for `--explain`.
 type Candidates = (usize, Vec<u32>, &'static str);
@@ -329,53 +421,38 @@ fn ids_of(bound: &[Bound], col: usize) -> Option<&[u32]> {
 }
 
 impl Store {
-    /// All rows matching `pat`, with the pruning figures.
+    /// All rows matching `pat`, with the pruning figures: a [`Scan`] taken
+    /// to its end.
     pub fn quads_for_pattern<'a>(
         &'a self,
         pat: &Pattern,
         cache: &ColumnCache,
     ) -> Result<(Rows<'a>, Explain), StoreError> {
+        let mut scan = self.scan(pat);
+        let mut all = scan.empty_rows();
+        while let Some(group) = scan.next_group(cache) {
+            all.append(group?);
+        }
+        Ok((all, scan.explain))
+    }
+
+    /// The rows matching `pat`, to be read a row group at a time: binding the
+    /// terms and pruning row groups happen here (sidecars and footers only);
+    /// no column is decoded until [`Scan::next_group`] asks.
+    pub fn scan<'a>(&'a self, pat: &Pattern) -> Scan<'a> {
         let n = self.base.num_row_groups();
-        let mut ex = Explain { row_groups: n, ..Explain::default() };
-        let dicts: Option<[&Dict; 4]> = self.sidecars.all_dicts();
-        let Some(bound) = self.bind(pat, &mut ex) else {
-            let empty = match dicts {
-                Some(d) => Rows::Ids { dicts: d, ids: Vec::new() },
-                None => Rows::Tokens(Vec::new()),
-            };
-            return Ok((empty, ex));
+        let mut explain = Explain { row_groups: n, ..Explain::default() };
+        let dicts = self.sidecars.all_dicts();
+        let Some(bound) = self.bind(pat, &mut explain) else {
+            let keep = vec![false; n];
+            return Scan { store: self, bound: Vec::new(), dicts, s_range: None, keep, next_rg: 0, explain };
         };
-        let mut keep = self.prune(&bound, &mut ex);
+        let mut keep = self.prune(&bound, &mut explain);
         let s_range = self.subject_ranges(&bound);
         if let Some(ranges) = &s_range {
-            self.prune_by_subject(ranges, &mut keep, &mut ex);
+            self.prune_by_subject(ranges, &mut keep, &mut explain);
         }
-        let mut id_rows: Vec<[u32; 4]> = Vec::new();
-        let mut tok_rows: Vec<[ByteArray; 4]> = Vec::new();
-        for rg in (0..n).filter(|&rg| keep[rg]) {
-            let rows = self.base.rg_rows(rg);
-            let cand = match self.candidates(rg, &bound, s_range.as_deref(), dicts, cache, &mut ex)? {
-                Some((_, v, _)) if v.is_empty() => continue,
-                Some((col, v, from)) => {
-                    ex.positions_from.push(from);
-                    Some((col, v))
-                }
-                None => None,
-            };
-            ex.decoded_row_groups += 1;
-            match dicts {
-                Some(d) => self.probe_ids(rg, rows, cand, &bound, d, cache, &mut ex, &mut id_rows)?,
-                None => {
-                    self.probe_tokens(rg, rows, cand.map(|c| c.1), &bound, cache, &mut ex, &mut tok_rows)?
-                }
-            }
-        }
-        let out = match dicts {
-            Some(d) => Rows::Ids { dicts: d, ids: id_rows },
-            None => Rows::Tokens(tok_rows),
-        };
-        ex.rows_matched = out.len();
-        Ok((out, ex))
+        Scan { store: self, bound, dicts, s_range, keep, next_rg: 0, explain }
     }
 
     /// The pattern's bound terms, each in every producer's spelling and, with

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use crate::format::dict::Dict;
 use crate::format::term::{self, Escaping};
-use crate::store::read::{ColumnCache, Explain, Pattern, Rows};
+use crate::store::read::{ColumnCache, Explain, Pattern, Rows, Scan};
 use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use overlay::{canonical_token, Overlay};
@@ -116,18 +116,21 @@ impl<'a> View<'a> {
             Graphs::AnyNamed | Graphs::All => None,
         };
         let pat = Pattern { s: ours(s)?, p: ours(p)?, o: ours(o)?, g: g_term.clone() };
-        let (rows, explain) = self.store.quads_for_pattern(&pat, self.cache)?;
+        let scan = self.store.scan(&pat);
+        let explain = scan.explain.clone();
         let with_default = !matches!(graphs, Graphs::AnyNamed);
         let want_graph = g_term.as_ref().map(|t| term::render(t, Escaping::Pycottas));
         let mut added = Vec::new();
         self.added(s, p, o, want_graph.as_deref(), with_default, &mut added);
         let quads = Quads {
             view: *self,
-            rows: Some(rows),
+            scan: Some(scan),
+            rows: None,
             next: 0,
             memo: Default::default(),
             with_default,
             added: added.into_iter(),
+            report: None,
         };
         Ok((quads, explain))
     }
@@ -180,10 +183,15 @@ impl<'a> View<'a> {
     }
 }
 
-/// The answer to one pattern: base rows not hidden by the overlay, converted
-/// as they are taken, then the overlay's added quads.
+/// The answer to one pattern: base rows not hidden by the overlay, read a
+/// row group at a time and converted as they are taken, then the overlay's
+/// added quads. A caller that stops early reads only the row groups it
+/// reached.
 pub struct Quads<'a> {
     view: View<'a>,
+    /// The row groups not read yet.
+    scan: Option<Scan<'a>>,
+    /// The current row group's matches, and the next one to take.
     rows: Option<Rows<'a>>,
     next: usize,
     /// The last id seen per column and its term: each distinct cell of a run
@@ -191,18 +199,65 @@ pub struct Quads<'a> {
     memo: [Option<(u32, Tok<'a>)>; 4],
     with_default: bool,
     added: std::vec::IntoIter<ViewQuad<'a>>,
+    /// Where the read figures go when the answer is dropped (`--explain`).
+    report: Option<&'a std::cell::RefCell<Explain>>,
 }
 
 impl<'a> Quads<'a> {
     fn empty(view: View<'a>) -> Quads<'a> {
         Quads {
             view,
+            scan: None,
             rows: None,
             next: 0,
             memo: Default::default(),
             with_default: true,
             added: Vec::new().into_iter(),
+            report: None,
         }
+    }
+
+    /// Adds this answer's read figures to `sink` once it is dropped, when
+    /// all that was read is known.
+    pub fn report_to(mut self, sink: &'a std::cell::RefCell<Explain>) -> Self {
+        self.report = Some(sink);
+        self
+    }
+
+    /// The next row group's matches; `false` when none are left.
+    fn next_group(&mut self) -> Result<bool, StoreError> {
+        let Some(scan) = self.scan.as_mut() else { return Ok(false) };
+        match scan.next_group(self.view.cache) {
+            Some(rows) => {
+                self.rows = Some(rows?);
+                self.next = 0;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// How many quads the answer holds. With nothing for the overlay to hide
+    /// and no graph to filter by, every base row is in it: the row groups'
+    /// matches are counted without converting them.
+    pub fn try_count(mut self) -> Result<usize, StoreError> {
+        if !(self.view.overlay.graphs.is_empty() && self.with_default) {
+            return self.try_fold(0, |n, q| q.map(|_| n + 1));
+        }
+        let mut n = self.base_len() - self.next;
+        while self.next_group()? {
+            n += self.base_len();
+        }
+        Ok(n + self.added.len())
+    }
+
+    /// Ends the answer after an error: one error ends it.
+    fn stop(&mut self) {
+        self.next = self.base_len();
+        if let Some(scan) = self.scan.as_mut() {
+            scan.finish();
+        }
+        self.added = Vec::new().into_iter();
     }
 
     fn base_len(&self) -> usize {
@@ -267,35 +322,36 @@ impl<'a> Iterator for Quads<'a> {
     type Item = Result<ViewQuad<'a>, StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while self.next < self.base_len() {
-            let i = self.next;
-            self.next += 1;
-            match self.base_row(i) {
-                Ok(Some(q)) => return Some(Ok(q)),
-                Ok(None) => {}
+        loop {
+            while self.next < self.base_len() {
+                let i = self.next;
+                self.next += 1;
+                match self.base_row(i) {
+                    Ok(Some(q)) => return Some(Ok(q)),
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.stop();
+                        return Some(Err(e));
+                    }
+                }
+            }
+            match self.next_group() {
+                Ok(true) => {}
+                Ok(false) => return self.added.next().map(Ok),
                 Err(e) => {
-                    // One error ends the answer.
-                    self.next = self.base_len();
-                    self.added = Vec::new().into_iter();
+                    self.stop();
                     return Some(Err(e));
                 }
             }
         }
-        self.added.next().map(Ok)
     }
+}
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let rest = self.base_len() - self.next + self.added.len();
-        (0, Some(rest))
-    }
-
-    /// With nothing for the overlay to hide and no graph to filter by, every
-    /// remaining base row is in the answer: count without converting them.
-    fn count(self) -> usize {
-        if self.view.overlay.graphs.is_empty() && self.with_default {
-            return self.base_len() - self.next + self.added.len();
+impl Drop for Quads<'_> {
+    fn drop(&mut self) {
+        if let (Some(sink), Some(scan)) = (self.report, &self.scan) {
+            sink.borrow_mut().add(&scan.explain);
         }
-        self.fold(0, |n, _| n + 1)
     }
 }
 

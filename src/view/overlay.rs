@@ -127,7 +127,14 @@ fn base_has(store: &Store, cache: &ColumnCache, k: &Key) -> Result<bool, StoreEr
     }
     let parse = |t: &str| term::parse_token(t).ok();
     let pat = Pattern { s: parse(&k[0]), p: parse(&k[1]), o: parse(&k[2]), g: parse(&k[3]) };
-    Ok(!store.quads_for_pattern(&pat, cache)?.0.is_empty())
+    // The first row group with a match answers.
+    let mut scan = store.scan(&pat);
+    while let Some(rows) = scan.next_group(cache) {
+        if !rows?.is_empty() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 impl Overlay {
