@@ -180,7 +180,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
 /// no use for it.
 fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
     let used = match app.tab {
-        Tab::Store => return store_action(app, &action),
+        Tab::Store => store_action(app, &action),
         Tab::Files => app.files.update(&action, &mut app.status),
         Tab::Decoder if matches!(action, Action::Back) => None,
         Tab::Decoder => app.decoder.as_mut().map(|d| {
@@ -196,35 +196,26 @@ fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
         Tab::Query => app.query.update(&action, &mut app.status),
         Tab::Timeline => None,
     };
-    match (used, action) {
-        (Some(effects), _) => effects,
-        (None, Action::Back) => {
-            if let Some(t) = app.back.pop() {
-                app.tab = t;
-            }
-            Vec::new()
+    if used.is_none() && matches!(action, Action::Back) {
+        if let Some(t) = app.back.pop() {
+            app.tab = t;
         }
-        _ => Vec::new(),
     }
+    used.unwrap_or_default()
 }
 
-fn store_action(app: &mut App, action: &Action) -> Vec<Effect> {
+/// The store view's moves, applied to the app: selecting a version loads
+/// its files; Enter shows them.
+fn store_action(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
     let versions = app.listing.as_ref().map_or(0, |l| l.versions.len());
-    match app.store.update(action, versions) {
-        Some(StoreMove::Select(i)) => select_version(app, i),
-        Some(StoreMove::OpenFiles) => {
+    Some(match app.store.update(action, versions)? {
+        StoreMove::Select(i) => select_version(app, i),
+        StoreMove::OpenFiles => {
             go(app, Tab::Files);
             Vec::new()
         }
-        Some(StoreMove::Nothing) => Vec::new(),
-        None if matches!(action, Action::Back) => {
-            if let Some(t) = app.back.pop() {
-                app.tab = t;
-            }
-            Vec::new()
-        }
-        None => Vec::new(),
-    }
+        StoreMove::Nothing => Vec::new(),
+    })
 }
 
 fn switch_tab(app: &mut App, forward: bool) {
