@@ -14,8 +14,10 @@ READS = [
     ("open + ASK {}", ["query", "{store}", "--format", "tsv", "-e", "ASK {{}}"]),
     ("lookup bound subject", ["lookup", "{store}", "-s", "{subject}"]),
     ("lookup --count bound predicate", ["lookup", "{store}", "-p", "{predicate}", "--count"]),
+    ("lookup --count bound object (a class)", ["lookup", "{store}", "-o", "{klass}", "--count"]),
     ("SELECT * LIMIT 10", ["query", "{store}", "--format", "tsv", "-e", "SELECT * WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }} LIMIT 10"]),
     ("COUNT of one class", ["query", "{store}", "--format", "tsv", "-e", "SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH ?g {{ ?x a {klass} }} }}"]),
+    ("COUNT(*) of everything", ["query", "{store}", "--format", "tsv", "-e", "SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}"]),
     ("quads of one subject (SPARQL)", ["query", "{store}", "--format", "tsv", "-e", "SELECT * WHERE {{ GRAPH ?g {{ {subject} ?p ?o }} }}"]),
     ("verify", ["verify", "{store}"]),
 ]

@@ -153,6 +153,7 @@ fn pycottas_search_on_our_file_matches_our_lookups() {
         let (rows, _) = store.quads_for_pattern(pat, &cache).unwrap();
         let ours: BTreeSet<Vec<String>> = rows
             .iter()
+            .map(|r| r.unwrap())
             .map(|r| (0..arity).map(|c| String::from_utf8(r[c].to_vec()).unwrap()).collect())
             .collect();
         let theirs: BTreeSet<Vec<String>> = theirs.into_iter().collect();
@@ -228,6 +229,7 @@ fn a_pycottas_base_indexed_by_us_answers_like_our_import() {
                     .unwrap()
                     .0
                     .iter()
+                    .map(|r| r.unwrap())
                     .map(|r| std::array::from_fn(|c| String::from_utf8(r[c].to_vec()).unwrap()))
                     .collect();
                 normalised(&rows)

@@ -35,6 +35,10 @@ pub struct QueryArgs {
     /// Make the default graph the union of all graphs.
     #[arg(long)]
     pub union_default_graph: bool,
+    /// Evaluate every query in full: no answer from a shortcut (a COUNT(*)
+    /// of one pattern is otherwise counted without producing its solutions).
+    #[arg(long)]
+    pub no_shortcuts: bool,
     /// Benchmark: run each query N more times on the warm store (results
     /// discarded) and print the latency (min, median) to stderr.
     #[arg(long, value_name = "N")]
@@ -62,6 +66,7 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
         union_default_graph: args.union_default_graph,
         timeout: args.timeout.map(Duration::from_secs_f64),
         explain: args.explain,
+        no_shortcuts: args.no_shortcuts,
     };
     for (i, text) in texts.iter().enumerate() {
         if i > 0 && opts.format.is_none() && opts.tty {

@@ -130,13 +130,13 @@ impl Dict {
     }
 }
 
-fn ids_offset() -> u64 {
+pub fn ids_offset() -> u64 {
     HEADER_LEN
 }
-fn bounds_offset(n: u64) -> u64 {
+pub fn bounds_offset(n: u64) -> u64 {
     HEADER_LEN + 4 * n
 }
-fn data_offset(n: u64) -> u64 {
+pub fn data_offset(n: u64) -> u64 {
     bounds_offset(n) + 8 * (n + 1)
 }
 
@@ -195,11 +195,9 @@ fn expect_offset(c: &mut Cursor<RawSource>, field: &str, at: u64, got: u64, want
     Ok(())
 }
 
-fn decode_inner(
-    c: &mut Cursor<RawSource>,
-    shared: Option<Arc<dyn AsRef<[u8]> + Send + Sync>>,
-    validate: bool,
-) -> Result<Dict> {
+/// The header of a dictionary: its token count and pad word, once the header
+/// is canonical and the fixed-size arrays fit in the file.
+fn header(c: &mut Cursor<RawSource>) -> Result<(u64, u32)> {
     c.magic(MAGIC, &[(LEGACY_MAGIC, COKD_ADVICE)])?;
     c.version()?;
     let n = u64::from(c.u32("num_tokens", Role::Count)?);
@@ -213,6 +211,24 @@ fn decode_inner(
     // Check the fixed-size arrays fit before reading either of them.
     let arrays = data_offset(n) - HEADER_LEN;
     c.need(arrays, "ids[] and bounds[]", Role::Payload)?;
+    Ok((n, pad))
+}
+
+/// The token count from the header, for a reader that leaves the arrays in
+/// place (a mapped sidecar). Reads only the first [`HEADER_LEN`] bytes of
+/// `bytes` (the whole file, for its length).
+pub fn decode_header(bytes: &[u8]) -> Result<u64> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, false);
+    Ok(header(&mut c)?.0)
+}
+
+fn decode_inner(
+    c: &mut Cursor<RawSource>,
+    shared: Option<Arc<dyn AsRef<[u8]> + Send + Sync>>,
+    validate: bool,
+) -> Result<Dict> {
+    let (n, pad) = header(c)?;
 
     let ids_at = c.here();
     let ids = c.u32_array(n, "ids[]", Role::Value)?;

@@ -6,6 +6,8 @@
 //! Decoders never panic and never allocate more than the input can justify.
 //! The normative description of every layout is `docs/format.md`.
 
+#[cfg(feature = "full")]
+pub mod blocks;
 pub mod checksum;
 pub mod cursor;
 pub mod deltalog;

@@ -46,7 +46,7 @@ impl POffsets {
     }
 }
 
-fn data_offset(cells: u64) -> u64 {
+pub fn data_offset(cells: u64) -> u64 {
     HEADER_LEN + 8 * (cells + 1)
 }
 
@@ -73,11 +73,27 @@ pub fn decode(bytes: &[u8]) -> Decoded<POffsets> {
     Decoded { result, spans: c.spans }
 }
 
-fn decode_inner(c: &mut Cursor<RawSource>) -> Result<POffsets> {
+fn header(c: &mut Cursor<RawSource>) -> Result<(u32, u32)> {
     c.magic(MAGIC, &[])?;
     c.version()?;
     let num_rgs = c.u32("num_rgs", Role::Count)?;
     let num_preds = c.u32("num_preds", Role::Count)?;
+    Ok((num_rgs, num_preds))
+}
+
+/// `(num_rgs, num_preds)`, once `index[]` fits in the file. Reads only the
+/// first [`HEADER_LEN`] bytes of `bytes` (the whole file, for its length).
+pub fn decode_header(bytes: &[u8]) -> Result<(u32, u32)> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, false);
+    let (rgs, preds) = header(&mut c)?;
+    let cells = u64::from(rgs) * u64::from(preds);
+    c.need(8 * (cells + 1), "index[]", Role::Offset)?;
+    Ok((rgs, preds))
+}
+
+fn decode_inner(c: &mut Cursor<RawSource>) -> Result<POffsets> {
+    let (num_rgs, num_preds) = header(c)?;
     let cells = u64::from(num_rgs) * u64::from(num_preds);
     let index_at = c.here();
     let index = c.u64_array(cells + 1, "index[]", Role::Offset)?;

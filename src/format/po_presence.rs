@@ -46,7 +46,7 @@ impl PoPresence {
     }
 }
 
-fn data_offset(num_rgs: u64) -> u64 {
+pub fn data_offset(num_rgs: u64) -> u64 {
     HEADER_LEN + 8 * (num_rgs + 1)
 }
 
@@ -74,12 +74,27 @@ pub fn decode(bytes: &[u8]) -> Decoded<PoPresence> {
     Decoded { result, spans: c.spans }
 }
 
-fn decode_inner(c: &mut Cursor<RawSource>) -> Result<PoPresence> {
+fn header(c: &mut Cursor<RawSource>) -> Result<(u32, u32, u32)> {
     c.magic(MAGIC, &[])?;
     c.version()?;
     let num_rgs = c.u32("num_rgs", Role::Count)?;
     let pred_dict_size = c.u32("pred_dict_size", Role::Count)?;
     let obj_dict_size = c.u32("obj_dict_size", Role::Count)?;
+    Ok((num_rgs, pred_dict_size, obj_dict_size))
+}
+
+/// `(num_rgs, pred_dict_size, obj_dict_size)`, once `rg_offsets[]` fits in
+/// the file. Reads only the first [`HEADER_LEN`] bytes of `bytes`.
+pub fn decode_header(bytes: &[u8]) -> Result<(u32, u32, u32)> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, false);
+    let h = header(&mut c)?;
+    c.need(8 * (u64::from(h.0) + 1), "rg_offsets[]", Role::Offset)?;
+    Ok(h)
+}
+
+fn decode_inner(c: &mut Cursor<RawSource>) -> Result<PoPresence> {
+    let (num_rgs, pred_dict_size, obj_dict_size) = header(c)?;
     let at = c.here();
     let offs = c.u64_array(u64::from(num_rgs) + 1, "rg_offsets[]", Role::Offset)?;
     let base = data_offset(u64::from(num_rgs));

@@ -59,13 +59,29 @@ pub fn decode(bytes: &[u8]) -> Decoded<Presence> {
     Decoded { result, spans: c.spans }
 }
 
-fn decode_inner(c: &mut Cursor<RawSource>) -> Result<Presence> {
+fn header(c: &mut Cursor<RawSource>) -> Result<(u32, u32)> {
     c.magic(MAGIC, &[])?;
     c.version()?;
     let num_rgs = c.u32("num_rgs", Role::Count)?;
     let num_tokens = c.u32("num_tokens", Role::Count)?;
+    c.need(bitmap_len(num_rgs, num_tokens), "bitmap", Role::Payload)?;
+    Ok((num_rgs, num_tokens))
+}
+
+/// `(num_rgs, num_tokens)`, once the file is exactly as long as they say.
+/// Reads only the first [`HEADER_LEN`] bytes of `bytes` (the whole file).
+pub fn decode_header(bytes: &[u8]) -> Result<(u32, u32)> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, false);
+    let (rgs, tokens) = header(&mut c)?;
+    c.skip(bitmap_len(rgs, tokens) as usize, "bitmap", Role::Payload)?;
+    c.expect_end()?;
+    Ok((rgs, tokens))
+}
+
+fn decode_inner(c: &mut Cursor<RawSource>) -> Result<Presence> {
+    let (num_rgs, num_tokens) = header(c)?;
     let len = bitmap_len(num_rgs, num_tokens);
-    c.need(len, "bitmap", Role::Payload)?;
     let (start, end) = c.skip(len as usize, "bitmap", Role::Payload)?;
     let bits = c.raw_bytes(start, end).to_vec();
     let used = u64::from(num_rgs) * u64::from(num_tokens);

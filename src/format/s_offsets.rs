@@ -62,11 +62,28 @@ pub fn decode(bytes: &[u8]) -> Decoded<SOffsets> {
     Decoded { result, spans: c.spans }
 }
 
-fn decode_inner(c: &mut Cursor<RawSource>) -> Result<SOffsets> {
+fn header(c: &mut Cursor<RawSource>) -> Result<(u64, u32)> {
     c.magic(MAGIC, &[])?;
     c.version()?;
     let n = u64::from(c.u32("num_subjects", Role::Count)?);
     let total = c.u32("num_rows_total", Role::Count)?;
+    Ok((n, total))
+}
+
+/// `(num_subjects, num_rows_total)`, once the file is exactly as long as they
+/// say. Reads only the first [`HEADER_LEN`] bytes of `bytes` (the whole file).
+pub fn decode_header(bytes: &[u8]) -> Result<(u64, u32)> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, false);
+    let (n, total) = header(&mut c)?;
+    c.need(16 * n, "ranges[]", Role::Payload)?;
+    c.skip(16 * n as usize, "ranges[]", Role::Payload)?;
+    c.expect_end()?;
+    Ok((n, total))
+}
+
+fn decode_inner(c: &mut Cursor<RawSource>) -> Result<SOffsets> {
+    let (n, total) = header(c)?;
     let at = c.here();
     let flat = c.u64_array(n.saturating_mul(2), "ranges[]", Role::Payload)?;
     let ranges: Vec<(u64, u64)> = flat.chunks_exact(2).map(|r| (r[0], r[1])).collect();

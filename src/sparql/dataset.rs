@@ -52,15 +52,7 @@ impl<'a> StoreDataset<'a> {
         o: Option<&Tok<'a>>,
         graph: Option<Option<&Tok<'a>>>,
     ) -> Result<impl Iterator<Item = Result<Quad<'a>, StoreError>> + use<'a>, StoreError> {
-        // spareval's own "union" covers the named graphs only; ours is every
-        // graph, the default one included, presented as the default graph.
-        let union = graph == Some(None) && self.union_default_graph;
-        let graphs = match graph {
-            _ if union => Graphs::All,
-            None => Graphs::AnyNamed,
-            Some(None) => Graphs::Default,
-            Some(Some(g)) => Graphs::Named(g),
-        };
+        let (graphs, union) = self.graphs(graph);
         // The read figures reach `explain` when spareval drops the answer,
         // once it is known how many row groups were read.
         let (quads, _) = self.view().quads(s, p, o, graphs)?;
@@ -72,6 +64,34 @@ impl<'a> StoreDataset<'a> {
                 graph_name: if union { None } else { q.g },
             })
         }))
+    }
+
+    /// How many quads [`StoreDataset::quads`] would yield, counted without
+    /// producing them (`sparql::shortcut`).
+    pub(crate) fn count(
+        &self,
+        s: Option<&Tok<'a>>,
+        p: Option<&Tok<'a>>,
+        o: Option<&Tok<'a>>,
+        graph: Option<Option<&Tok<'a>>>,
+    ) -> Result<usize, StoreError> {
+        let (quads, _) = self.view().quads(s, p, o, self.graphs(graph).0)?;
+        quads.report_to(self.explain).try_count()
+    }
+
+    /// The graphs a pattern ranges over, and whether the default graph is
+    /// the union of all. spareval's own "union" covers the named graphs only;
+    /// ours is every graph, the default one included, presented as the
+    /// default graph.
+    fn graphs<'t>(&self, graph: Option<Option<&'t Tok<'a>>>) -> (Graphs<'t, 'a>, bool) {
+        let union = graph == Some(None) && self.union_default_graph;
+        let graphs = match graph {
+            _ if union => Graphs::All,
+            None => Graphs::AnyNamed,
+            Some(None) => Graphs::Default,
+            Some(Some(g)) => Graphs::Named(g),
+        };
+        (graphs, union)
     }
 
     /// Named graphs: the base's, plus every graph the visible log names.

@@ -4,4 +4,5 @@
 pub mod dataset;
 pub mod limits;
 pub mod run;
+pub mod shortcut;
 pub mod update;

@@ -316,6 +316,9 @@ fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions) 
             None
         }
     };
+    if let Some(d) = &digests {
+        check_blocks(cx, dir, &base_path, d, rebuild.clone());
+    }
     let files = read_sidecars(cx, &base_path, digests.as_ref(), rebuild.clone());
     let Some(base) = base else { return };
     // Every page of every column chunk decodes (and matches its digest).
@@ -334,6 +337,42 @@ fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions) 
     cross_check(cx, &base, &files, rebuild.clone());
     if opts.deep {
         deep_compare(cx, &base_path, &base, rebuild);
+    }
+}
+
+/// `cottas-tui.blocks`, when present: it decodes, each table is the one of
+/// its sidecar's current bytes, and was made for the file the JSON records.
+fn check_blocks(cx: &mut Ctx, dir: &Path, base_path: &Path, d: &digests::Digests, rebuild: Option<String>) {
+    let path = dir.join(digests::BLOCKS);
+    let Ok(bytes) = fs::read(&path) else { return };
+    cx.files += 1;
+    let table = match crate::format::blocks::decode(&bytes).result {
+        Ok(t) => t,
+        Err(e) => return cx.format_error(&path, "blocks", &e, rebuild),
+    };
+    for e in &table.entries {
+        let suffix = SUFFIXES[e.sidecar as usize];
+        let sidecar = sidecar_path(base_path, suffix);
+        let recorded = d.sidecars.get(suffix).and_then(|s| u64::from_str_radix(&s.xxh64, 16).ok());
+        if recorded != Some(e.file_xxh64) {
+            let msg =
+                format!("its table for {suffix} was made for another file than {} records", digests::DIGESTS);
+            cx.error(&path, Some(e.table_offset), "blocks", msg, rebuild.clone());
+            continue;
+        }
+        let Ok(file) = fs::read(&sidecar) else { continue };
+        let want = crate::format::blocks::table_of(&file, table.block_size);
+        let have = bytes[e.table_offset as usize..][..8 * e.num_blocks as usize]
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8")));
+        let size = u64::from(table.block_size);
+        if let Some(k) =
+            have.zip(&want).position(|(h, w)| h != *w).or((e.num_blocks != want.len() as u64).then_some(0))
+        {
+            let (from, to) = (k as u64 * size, ((k as u64 + 1) * size).min(file.len() as u64));
+            let msg = format!("bytes {from}..{to} do not match their block digest in {}", digests::BLOCKS);
+            cx.error(&sidecar, Some(from), "blocks", msg, rebuild.clone());
+        }
     }
 }
 

@@ -15,9 +15,9 @@ pub mod terms;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::format::dict::Dict;
 use crate::format::term::{self, Escaping};
 use crate::store::read::{ColumnCache, Explain, Pattern, Rows, Scan};
+use crate::store::sidecars::mapped::DictMap;
 use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use overlay::{canonical_token, Overlay};
@@ -129,6 +129,7 @@ impl<'a> View<'a> {
             next: 0,
             memo: Default::default(),
             with_default,
+            pattern: Some(pat),
             added: added.into_iter(),
             report: None,
         };
@@ -172,15 +173,32 @@ impl<'a> View<'a> {
         let mut names: BTreeSet<String> = BTreeSet::new();
         let named = |t: &&[u8]| *t != term::DEFAULT_GRAPH.as_bytes();
         match self.store.sidecars.dict(3) {
-            Some(d) => names.extend(d.tokens().filter(named).filter_map(canonical_token)),
+            Some(d) => {
+                for t in d.tokens() {
+                    names.extend(Some(t?).filter(named).and_then(canonical_token));
+                }
+            }
             None => {
                 let (rows, _) = self.store.quads_for_pattern(&Pattern::default(), self.cache)?;
-                names.extend(rows.iter().map(|r| r[3]).filter(named).filter_map(canonical_token));
+                for r in rows.iter() {
+                    names.extend(Some(r?[3]).filter(named).and_then(canonical_token));
+                }
             }
         }
         names.extend(self.overlay.named_graphs().cloned());
         Ok(names.into_iter().map(|t| Tok::Own(t.into_bytes().into())).collect())
     }
+}
+
+/// The matches of a scan's remaining row groups, counted (`Scan::next_count`).
+fn count_scan(scan: Option<&mut Scan>, cache: &ColumnCache) -> Result<usize, StoreError> {
+    let mut n = 0;
+    if let Some(scan) = scan {
+        while let Some(group) = scan.next_count(cache) {
+            n += group?;
+        }
+    }
+    Ok(n)
 }
 
 /// The answer to one pattern: base rows not hidden by the overlay, read a
@@ -198,6 +216,8 @@ pub struct Quads<'a> {
     /// is checked once, not once per row.
     memo: [Option<(u32, Tok<'a>)>; 4],
     with_default: bool,
+    /// The base pattern, for a count that subtracts the default graph's.
+    pattern: Option<Pattern>,
     added: std::vec::IntoIter<ViewQuad<'a>>,
     /// Where the read figures go when the answer is dropped (`--explain`).
     report: Option<&'a std::cell::RefCell<Explain>>,
@@ -212,6 +232,7 @@ impl<'a> Quads<'a> {
             next: 0,
             memo: Default::default(),
             with_default: true,
+            pattern: None,
             added: Vec::new().into_iter(),
             report: None,
         }
@@ -241,13 +262,21 @@ impl<'a> Quads<'a> {
     /// and no graph to filter by, every base row is in it: the row groups'
     /// matches are counted without converting them.
     pub fn try_count(mut self) -> Result<usize, StoreError> {
+        let untouched = self.view.overlay.graphs.is_empty() && self.rows.is_none();
+        if let (true, false, Some(pat)) = (untouched, self.with_default, self.pattern.take()) {
+            // The named graphs' matches: every graph's less the default one's.
+            let all = count_scan(self.scan.as_mut(), self.view.cache)?;
+            let mut default = self.view.store.scan(&Pattern { g: Some(term::Term::DefaultGraph), ..pat });
+            let in_default = count_scan(Some(&mut default), self.view.cache)?;
+            if let Some(scan) = self.scan.as_mut() {
+                scan.explain.add(&default.explain);
+            }
+            return Ok(all - in_default + self.added.len());
+        }
         if !(self.view.overlay.graphs.is_empty() && self.with_default) {
             return self.try_fold(0, |n, q| q.map(|_| n + 1));
         }
-        let mut n = self.base_len() - self.next;
-        while self.next_group()? {
-            n += self.base_len();
-        }
+        let n = self.base_len() - self.next + count_scan(self.scan.as_mut(), self.view.cache)?;
         Ok(n + self.added.len())
     }
 
@@ -270,13 +299,13 @@ impl<'a> Quads<'a> {
         let cells: [Tok<'a>; 4] = match self.rows.as_ref() {
             None => return Ok(None),
             Some(Rows::Ids { dicts, ids }) => {
-                let (dicts, r): ([&'a Dict; 4], [u32; 4]) = (*dicts, ids[i]);
+                let (dicts, r): ([&'a DictMap; 4], [u32; 4]) = (*dicts, ids[i]);
                 let mut cells: [Option<Tok<'a>>; 4] = Default::default();
                 for c in 0..4 {
                     cells[c] = Some(match &self.memo[c] {
                         Some((id, t)) if *id == r[c] => t.clone(),
                         _ => {
-                            let raw = dicts[c].token(r[c] as usize);
+                            let raw = dicts[c].token(r[c])?;
                             let t = if c == 3 && raw == default_token {
                                 Tok::Ref(raw)
                             } else {

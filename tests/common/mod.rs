@@ -120,16 +120,32 @@ pub fn fast_decoder_agrees(store: &cottas_tui::store::versions::open::Store) -> 
                 .read_column(rg, col)
                 .unwrap()
                 .iter()
-                .map(|v| dict.find(v.data()).expect("every cell is in the dictionary"))
+                .map(|v| dict.find(v.data()).unwrap().expect("every cell is in the dictionary"))
                 .collect();
-            if let Some(fast) = base.read_ids(rg, col, &mut |t| dict.find(t)).unwrap() {
+            let mut lookup = |t: &[u8]| dict.find(t).unwrap();
+            if let Some(fast) = base.read_ids(rg, col, &mut lookup).unwrap() {
                 assert_eq!(fast, slow, "fast decoder, row group {rg} column {col}");
                 fast_chunks += 1;
             }
+            // Sparse reads: every 7th row, the last row, and the first.
+            let rows = slow.len() as u32;
+            let mut at: Vec<u32> = (0..rows).step_by(7).collect();
+            at.push(rows.saturating_sub(1));
+            at.dedup();
+            for want in [&at[..], &at[..1], &at[at.len() - 1..]] {
+                if let Some(sparse) = base.read_ids_at(rg, col, want, &mut lookup).unwrap() {
+                    let picked: Vec<u32> = want.iter().map(|&r| slow[r as usize]).collect();
+                    assert_eq!(sparse, picked, "sparse decoder, row group {rg} column {col}");
+                }
+            }
             if col == 0 {
                 if let Some(so) = store.sidecars.s_offsets() {
-                    let by_offsets = so.ids_for_rows(base.rg_start(rg), base.rg_rows(rg));
+                    let by_offsets = so.ids_for_rows(base.rg_start(rg), base.rg_rows(rg)).unwrap();
                     assert_eq!(by_offsets.as_ref(), Some(&slow), ".s.offsets ids, row group {rg}");
+                    for &r in &at {
+                        let id = so.id_of_row(base.rg_start(rg) + u64::from(r)).unwrap();
+                        assert_eq!(id, Some(slow[r as usize]), ".s.offsets id of row {r}, row group {rg}");
+                    }
                 }
             }
         }

@@ -42,14 +42,38 @@ pub struct ChunkInfo<'a> {
 /// does not apply (see the module comment) or a value is not in the
 /// dictionary (the caller's slow path reports that one precisely).
 pub fn decode_ids(info: &ChunkInfo, lookup: &mut dyn FnMut(&[u8]) -> Option<u32>) -> Option<Vec<u32>> {
+    decode(info, None, lookup)
+}
+
+/// The ids of the cells at `rows` only (ascending, distinct local row
+/// numbers), in that order. Pages are still decompressed up to the last
+/// wanted row, but only the wanted cells are looked up, and no page after
+/// the last one is read: a lookup that needs three rows of a row group
+/// looks up three values, not the chunk's dictionary.
+pub fn decode_ids_at(
+    info: &ChunkInfo,
+    rows: &[u32],
+    lookup: &mut dyn FnMut(&[u8]) -> Option<u32>,
+) -> Option<Vec<u32>> {
+    if !rows.windows(2).all(|w| w[0] < w[1]) || rows.last().is_some_and(|&r| r as usize >= info.rows) {
+        return None;
+    }
+    decode(info, Some(rows), lookup)
+}
+
+fn decode(
+    info: &ChunkInfo,
+    want: Option<&[u32]>,
+    lookup: &mut dyn FnMut(&[u8]) -> Option<u32>,
+) -> Option<Vec<u32>> {
     if info.max_rep_level != 0 || info.max_def_level > 1 {
         return None;
     }
-    let mut out: Vec<u32> = Vec::with_capacity(info.rows);
-    let mut dict: Option<Vec<u32>> = None;
+    let mut sink = RowSink::new(want, info.rows, lookup);
+    let mut dict: Option<DictPage> = None;
     let mut scratch = Vec::new();
     let mut walk = pages(info.bytes, 0, info.bytes.len() as u64);
-    while out.len() < info.rows {
+    while !sink.done() {
         let page = walk.next()?.ok()?;
         let (header, page) = (page.header, page.data);
         let raw_len = usize::try_from(header.uncompressed_page_size).ok()?;
@@ -60,13 +84,15 @@ pub fn decode_ids(info: &ChunkInfo, lookup: &mut dyn FnMut(&[u8]) -> Option<u32>
                     return None;
                 }
                 let data = decompress(info.codec, page, raw_len, &mut scratch)?;
-                let n = usize::try_from(h.num_values).ok()?;
-                let mut ids = Vec::with_capacity(n.min(data.len()));
-                let mut r = Reader::new(data);
-                for _ in 0..n {
-                    ids.push(lookup(r.plain_value()?)?);
+                let mut page = DictPage::new(data.to_vec(), usize::try_from(h.num_values).ok()?)?;
+                if want.is_none() {
+                    // Every value will be needed: resolve them in page order,
+                    // which for a sorted page lets the lookup walk forward.
+                    for k in 0..page.spans.len() {
+                        page.id(k, sink.lookup)?;
+                    }
                 }
-                dict = Some(ids);
+                dict = Some(page);
             }
             DATA_PAGE => {
                 let h = header.data_page?;
@@ -82,7 +108,7 @@ pub fn decode_ids(info: &ChunkInfo, lookup: &mut dyn FnMut(&[u8]) -> Option<u32>
                         return None;
                     }
                 }
-                values(h.encoding, r.rest(), n, dict.as_deref(), lookup, &mut out)?;
+                values(h.encoding, r.rest(), n, dict.as_mut(), &mut sink)?;
             }
             DATA_PAGE_V2 => {
                 let h = header.data_page_v2?;
@@ -101,13 +127,95 @@ pub fn decode_ids(info: &ChunkInfo, lookup: &mut dyn FnMut(&[u8]) -> Option<u32>
                 } else {
                     body
                 };
-                values(h.encoding, data, n, dict.as_deref(), lookup, &mut out)?;
+                values(h.encoding, data, n, dict.as_mut(), &mut sink)?;
             }
             INDEX_PAGE => {}
             _ => return None,
         }
     }
-    (out.len() == info.rows).then_some(out)
+    sink.finish()
+}
+
+/// Where decoded cells go: every row, or only the wanted ones.
+struct RowSink<'w, 'l> {
+    want: Option<&'w [u32]>,
+    /// The next wanted row's index in `want`.
+    next_want: usize,
+    /// The chunk's next row.
+    row: usize,
+    rows: usize,
+    out: Vec<u32>,
+    lookup: &'l mut dyn FnMut(&[u8]) -> Option<u32>,
+}
+
+impl<'w, 'l> RowSink<'w, 'l> {
+    fn new(want: Option<&'w [u32]>, rows: usize, lookup: &'l mut dyn FnMut(&[u8]) -> Option<u32>) -> Self {
+        let cap = want.map_or(rows, <[u32]>::len);
+        RowSink { want, next_want: 0, row: 0, rows, out: Vec::with_capacity(cap), lookup }
+    }
+
+    /// Every row is decoded, or every wanted row.
+    fn done(&self) -> bool {
+        match self.want {
+            Some(w) => self.next_want == w.len(),
+            None => self.row >= self.rows,
+        }
+    }
+
+    /// Moves past one row; true when its cell is wanted.
+    fn take_row(&mut self) -> bool {
+        let r = self.row;
+        self.row += 1;
+        match self.want {
+            None => true,
+            Some(w) if w.get(self.next_want) == Some(&(r as u32)) => {
+                self.next_want += 1;
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    fn finish(self) -> Option<Vec<u32>> {
+        let complete = match self.want {
+            Some(w) => self.out.len() == w.len(),
+            None => self.out.len() == self.rows && self.row == self.rows,
+        };
+        complete.then_some(self.out)
+    }
+}
+
+/// A dictionary page's values, each looked up the first time a wanted cell
+/// refers to it.
+struct DictPage {
+    data: Vec<u8>,
+    /// `(start, end)` of each value in `data`.
+    spans: Vec<(usize, usize)>,
+    ids: Vec<Option<u32>>,
+}
+
+impl DictPage {
+    fn new(data: Vec<u8>, n: usize) -> Option<Self> {
+        let mut spans = Vec::with_capacity(n.min(data.len()));
+        let mut r = Reader::new(&data);
+        for _ in 0..n {
+            let v = r.plain_value()?;
+            let start = v.as_ptr() as usize - data.as_ptr() as usize;
+            spans.push((start, start + v.len()));
+        }
+        let ids = vec![None; spans.len()];
+        Some(DictPage { data, spans, ids })
+    }
+
+    fn id(&mut self, k: usize, lookup: &mut dyn FnMut(&[u8]) -> Option<u32>) -> Option<u32> {
+        if let Some(id) = *self.ids.get(k)? {
+            return Some(id);
+        }
+        let (a, b) = self.spans[k];
+        let id = lookup(&self.data[a..b])?;
+        self.ids[k] = Some(id);
+        Some(id)
+    }
 }
 
 fn decompress<'a>(
@@ -129,31 +237,37 @@ fn decompress<'a>(
     }
 }
 
-/// One data page's values, appended to `out` as ids.
+/// One data page's `n` values, the wanted ones appended to the sink as ids.
 fn values(
     encoding: i32,
     data: &[u8],
     n: usize,
-    dict: Option<&[u32]>,
-    lookup: &mut dyn FnMut(&[u8]) -> Option<u32>,
-    out: &mut Vec<u32>,
+    dict: Option<&mut DictPage>,
+    sink: &mut RowSink,
 ) -> Option<()> {
     let mut last: Option<(&[u8], u32)> = None;
     match encoding {
         RLE_DICTIONARY | PLAIN_DICTIONARY => {
             let dict = dict?;
             let (&width, runs) = data.split_first()?;
-            let start = out.len();
+            let mut count = 0;
             hybrid(runs, width, n, &mut |k| {
-                out.push(*dict.get(k as usize)?);
+                count += 1;
+                if sink.take_row() {
+                    let id = dict.id(k as usize, sink.lookup)?;
+                    sink.out.push(id);
+                }
                 Some(())
             })?;
-            (out.len() - start == n).then_some(())
+            (count == n).then_some(())
         }
         PLAIN => {
             let mut r = Reader::new(data);
             for _ in 0..n {
-                by_value(r.plain_value()?, &mut last, lookup, out)?;
+                let v = r.plain_value()?;
+                if sink.take_row() {
+                    by_value(v, &mut last, sink)?;
+                }
             }
             Some(())
         }
@@ -161,7 +275,10 @@ fn values(
             let mut r = Reader::new(data);
             let lengths = delta_binary_packed(&mut r, n)?;
             for len in lengths {
-                by_value(r.take(usize::try_from(len).ok()?)?, &mut last, lookup, out)?;
+                let v = r.take(usize::try_from(len).ok()?)?;
+                if sink.take_row() {
+                    by_value(v, &mut last, sink)?;
+                }
             }
             Some(())
         }
@@ -170,18 +287,13 @@ fn values(
 }
 
 /// Appends the id of `v`, looking it up only when it differs from the last one.
-fn by_value<'p>(
-    v: &'p [u8],
-    last: &mut Option<(&'p [u8], u32)>,
-    lookup: &mut dyn FnMut(&[u8]) -> Option<u32>,
-    out: &mut Vec<u32>,
-) -> Option<()> {
+fn by_value<'p>(v: &'p [u8], last: &mut Option<(&'p [u8], u32)>, sink: &mut RowSink) -> Option<()> {
     let id = match *last {
         Some((prev, id)) if prev == v => id,
-        _ => lookup(v)?,
+        _ => (sink.lookup)(v)?,
     };
     *last = Some((v, id));
-    out.push(id);
+    sink.out.push(id);
     Some(())
 }
 

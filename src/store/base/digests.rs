@@ -16,12 +16,16 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::blocks::Table;
 use crate::store::fsutil::write_synced;
+use crate::store::sidecars::checked::map_file;
 use crate::store::sidecars::SUFFIXES;
 use crate::store::versions::layout::BASE;
 use crate::store::StoreError;
 
 pub const DIGESTS: &str = "cottas-tui.digests.json";
+/// Per-block digests of the sidecars (`format::blocks`, docs/format.md §12.1.1).
+pub const BLOCKS: &str = "cottas-tui.blocks";
 pub const SCHEMA: &str = "cottas-tui.digests/1";
 
 pub fn xxh64(bytes: &[u8]) -> String {
@@ -83,17 +87,19 @@ fn span_of(bytes: &[u8], offset: u64, len: u64) -> Option<Span> {
 /// Digests of the base and sidecars in `dir` as they are now.
 pub fn compute(dir: &Path) -> Result<Digests, StoreError> {
     let base_path = dir.join(BASE);
-    let bytes = std::fs::read(&base_path).map_err(|e| StoreError::io(&base_path, e))?;
-    let (fo, fl) = footer_span(&bytes)
+    // Mapped: the base can be larger than the memory limit.
+    let mapped = map_file(&base_path).map_err(|e| StoreError::io(&base_path, e))?;
+    let bytes: &[u8] = (*mapped).as_ref();
+    let (fo, fl) = footer_span(bytes)
         .ok_or_else(|| StoreError::format_anywhere(&base_path, "no Parquet footer (`PAR1`) at the end"))?;
-    let footer = span_of(&bytes, fo, fl).expect("footer_span is inside the file");
+    let footer = span_of(bytes, fo, fl).expect("footer_span is inside the file");
     let base = crate::store::base::Base::open(&base_path)?;
-    let head = span_of(&bytes, 0, 4).expect("a footer means at least 12 bytes");
+    let head = span_of(bytes, 0, 4).expect("a footer means at least 12 bytes");
     let mut chunks = Vec::new();
     for (rg, meta) in base.metadata().row_groups().iter().enumerate() {
         for (col, c) in meta.columns().iter().enumerate() {
             let (offset, len) = c.byte_range();
-            let span = span_of(&bytes, offset, len).ok_or_else(|| {
+            let span = span_of(bytes, offset, len).ok_or_else(|| {
                 StoreError::format(
                     &base_path,
                     offset,
@@ -105,12 +111,13 @@ pub fn compute(dir: &Path) -> Result<Digests, StoreError> {
     }
     let last_chunk_end = chunks.iter().map(|c| c.span.offset + c.span.len).max().unwrap_or(4);
     let between =
-        (last_chunk_end < fo).then(|| span_of(&bytes, last_chunk_end, fo - last_chunk_end)).flatten();
+        (last_chunk_end < fo).then(|| span_of(bytes, last_chunk_end, fo - last_chunk_end)).flatten();
     let mut sidecars = BTreeMap::new();
     for suffix in SUFFIXES {
         let path = dir.join(format!("{BASE}{suffix}"));
-        if let Ok(b) = std::fs::read(&path) {
-            sidecars.insert(suffix.to_string(), Span { offset: 0, len: b.len() as u64, xxh64: xxh64(&b) });
+        if let Ok(b) = map_file(&path) {
+            let b: &[u8] = (*b).as_ref();
+            sidecars.insert(suffix.to_string(), Span { offset: 0, len: b.len() as u64, xxh64: xxh64(b) });
         }
     }
     Ok(Digests {
@@ -121,14 +128,33 @@ pub fn compute(dir: &Path) -> Result<Digests, StoreError> {
     })
 }
 
-/// Computes and writes `dir/cottas-tui.digests.json` (fsynced).
+/// Computes and writes `dir/cottas-tui.blocks`, then
+/// `dir/cottas-tui.digests.json` (each fsynced). The block table goes first:
+/// a reader uses it only when the JSON's whole-file digest of the same
+/// sidecar agrees with the one the table was made for.
 pub fn write(dir: &Path) -> Result<Digests, StoreError> {
+    write_blocks(dir)?;
     let d = compute(dir)?;
     let path = dir.join(DIGESTS);
     let mut text = serde_json::to_string_pretty(&d).unwrap_or_default();
     text.push('\n');
     write_synced(&path, text.as_bytes()).map_err(|e| StoreError::write(&path, e))?;
     Ok(d)
+}
+
+/// Writes `dir/cottas-tui.blocks` for the sidecars in `dir` as they are now.
+pub fn write_blocks(dir: &Path) -> Result<(), StoreError> {
+    let mut tables = Vec::new();
+    for (i, suffix) in SUFFIXES.iter().enumerate() {
+        let path = dir.join(format!("{BASE}{suffix}"));
+        match map_file(&path) {
+            Ok(b) => tables.push(Table::of(i as u32, (*b).as_ref())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StoreError::io(&path, e)),
+        }
+    }
+    let path = dir.join(BLOCKS);
+    write_synced(&path, &crate::format::blocks::encode(&tables)).map_err(|e| StoreError::write(&path, e))
 }
 
 /// The digest file of `dir`, if any. One that exists but does not parse is

@@ -268,7 +268,29 @@ impl Base {
         col: usize,
         lookup: &mut dyn FnMut(&[u8]) -> Option<u32>,
     ) -> Result<Option<Vec<u32>>, StoreError> {
-        let rows = self.rg_rows(rg);
+        self.read_ids_where(rg, col, None, lookup)
+    }
+
+    /// [`Base::read_ids`] for the cells at `rows` only (ascending local row
+    /// numbers), in that order.
+    pub fn read_ids_at(
+        &self,
+        rg: usize,
+        col: usize,
+        rows: &[u32],
+        lookup: &mut dyn FnMut(&[u8]) -> Option<u32>,
+    ) -> Result<Option<Vec<u32>>, StoreError> {
+        self.read_ids_where(rg, col, Some(rows), lookup)
+    }
+
+    fn read_ids_where(
+        &self,
+        rg: usize,
+        col: usize,
+        want: Option<&[u32]>,
+        lookup: &mut dyn FnMut(&[u8]) -> Option<u32>,
+    ) -> Result<Option<Vec<u32>>, StoreError> {
+        let rows = want.map_or(self.rg_rows(rg), <[u32]>::len);
         if col == 3 && self.num_columns == 3 {
             return Ok(lookup(DEFAULT_GRAPH.as_bytes()).map(|id| vec![id; rows]));
         }
@@ -280,11 +302,14 @@ impl Base {
         let info = crate::store::base::column_ids::ChunkInfo {
             bytes,
             codec: meta.compression(),
-            rows,
+            rows: self.rg_rows(rg),
             max_def_level: descr.max_def_level(),
             max_rep_level: descr.max_rep_level(),
         };
-        Ok(crate::store::base::column_ids::decode_ids(&info, lookup))
+        Ok(match want {
+            None => crate::store::base::column_ids::decode_ids(&info, lookup),
+            Some(at) => crate::store::base::column_ids::decode_ids_at(&info, at, lookup),
+        })
     }
 
     fn default_column(&self, rows: usize) -> Column {

@@ -5,7 +5,11 @@
 //! `verify --deep` (which rebuilds in memory and compares byte for byte).
 
 #[cfg(feature = "full")]
+pub mod checked;
+#[cfg(feature = "full")]
 pub mod ids;
+#[cfg(feature = "full")]
+pub mod mapped;
 #[cfg(feature = "full")]
 pub mod rebuild;
 

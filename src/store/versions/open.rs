@@ -9,38 +9,40 @@
 //! kept for `--explain` and `verify` (`SidecarSet::problems` loads them all).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-use crate::format::dict::Dict;
+use crate::format::blocks::{self, Blocks};
 use crate::format::epoch::{self, EpochMarker};
-use crate::format::p_offsets::POffsets;
-use crate::format::po_presence::PoPresence;
-use crate::format::presence::Presence;
-use crate::format::s_offsets::SOffsets;
 use crate::format::{dict, p_offsets, po_presence, presence, s_offsets};
 use crate::store::base::digests::{self, Digests};
 use crate::store::base::Base;
-use crate::store::sidecars::{sidecar_path, COLUMNS};
+use crate::store::sidecars::checked::{map_file, BlockTable, CheckedFile, SharedFile};
+use crate::store::sidecars::mapped::{DictMap, POffsetsMap, PoPresenceMap, PresenceMap, SOffsetsMap};
+use crate::store::sidecars::{sidecar_path, COLUMNS, SUFFIXES};
 use crate::store::versions::layout::{self, Layout};
 use crate::store::StoreError;
 
-/// The sidecars of a base, each loaded on first use: mapped, checked
-/// against its digest, decoded and fitted to the base. A sidecar that is
-/// missing or fails is `None`, with its reason in [`SidecarSet::problems`].
+/// The sidecars of a base, each loaded on first use: mapped, its header
+/// decoded and fitted to the base, and its bytes checked as reads touch
+/// them ([`CheckedFile`]). A sidecar that is missing or fails is `None`,
+/// with its reason in [`SidecarSet::problems`].
 pub struct SidecarSet {
     base_path: PathBuf,
     digests: Option<Digests>,
-    /// Row groups, rows, and the largest row group of the base.
-    dims: (u32, u64, usize),
-    dicts: [Slot<Dict>; 4],
-    presence: [Slot<Presence>; 4],
-    p_offsets: Slot<POffsets>,
-    po_presence: Slot<PoPresence>,
-    s_offsets: Slot<SOffsets>,
-    /// Every sidecar this set hands out matched the digest recorded when it
-    /// was built from this base (versions this program wrote). Only then does
-    /// the read path take subject ids from `.s.offsets` without decoding the
-    /// column.
+    /// `cottas-tui.blocks`, mapped, once asked for; `None` when absent or
+    /// damaged (sidecars are then checked whole).
+    blocks: OnceLock<Option<(SharedFile, Blocks)>>,
+    /// Row groups and rows of the base.
+    dims: (u32, u64),
+    dicts: [Slot<DictMap>; 4],
+    presence: [Slot<PresenceMap>; 4],
+    p_offsets: Slot<POffsetsMap>,
+    po_presence: Slot<PoPresenceMap>,
+    s_offsets: Slot<SOffsetsMap>,
+    /// Every sidecar this set hands out is checked against digests recorded
+    /// when it was built from this base (versions this program wrote). Only
+    /// then does the read path take subject ids from `.s.offsets` without
+    /// decoding the column.
     pub verified: bool,
 }
 
@@ -53,7 +55,8 @@ impl SidecarSet {
             base_path: base_path.to_path_buf(),
             verified: digests.is_some(),
             digests,
-            dims: (base.num_row_groups() as u32, base.num_rows(), base.rg_rows_max()),
+            blocks: OnceLock::new(),
+            dims: (base.num_row_groups() as u32, base.num_rows()),
             dicts: Default::default(),
             presence: Default::default(),
             p_offsets: OnceLock::new(),
@@ -63,20 +66,19 @@ impl SidecarSet {
     }
 
     /// The dictionary of column `c` (0 s, 1 p, 2 o, 3 g).
-    pub fn dict(&self, c: usize) -> Option<&Dict> {
-        let slot =
-            self.dicts[c].get_or_init(|| self.load(&format!(".{}.dict", COLUMNS[c]), dict::decode_shared));
+    pub fn dict(&self, c: usize) -> Option<&DictMap> {
+        let slot = self.dicts[c].get_or_init(|| self.load(c, DictMap::open, |b| check(dict::decode(b))));
         slot.as_ref().ok()
     }
 
     /// All four dictionaries, when every one is usable.
-    pub fn all_dicts(&self) -> Option<[&Dict; 4]> {
+    pub fn all_dicts(&self) -> Option<[&DictMap; 4]> {
         Some([self.dict(0)?, self.dict(1)?, self.dict(2)?, self.dict(3)?])
     }
 
-    pub fn presence(&self, c: usize) -> Option<&Presence> {
+    pub fn presence(&self, c: usize) -> Option<&PresenceMap> {
         let slot = self.presence[c].get_or_init(|| {
-            let pr = self.load(&format!(".{}.presence", COLUMNS[c]), plain(presence::decode))?;
+            let pr = self.load(4 + c, PresenceMap::open, |b| check(presence::decode(b)))?;
             let (rgs, tokens) = (self.dims.0, self.dict_len(c));
             if pr.num_rgs == rgs && Some(pr.num_tokens) == tokens {
                 return Ok(pr);
@@ -89,12 +91,10 @@ impl SidecarSet {
         slot.as_ref().ok()
     }
 
-    pub fn p_offsets(&self) -> Option<&POffsets> {
+    pub fn p_offsets(&self) -> Option<&POffsetsMap> {
         let slot = self.p_offsets.get_or_init(|| {
-            let x = self.load(".p.offsets", plain(p_offsets::decode))?;
-            let (rgs, _, rg_rows_max) = self.dims;
-            let rows_fit = x.rows.iter().all(|&r| (r as usize) < rg_rows_max);
-            if x.num_rgs == rgs && Some(x.num_preds) == self.dict_len(1) && rows_fit {
+            let x = self.load(8, POffsetsMap::open, |b| check(p_offsets::decode(b)))?;
+            if x.num_rgs == self.dims.0 && Some(x.num_preds) == self.dict_len(1) {
                 return Ok(x);
             }
             Err(format!(
@@ -105,9 +105,9 @@ impl SidecarSet {
         slot.as_ref().ok()
     }
 
-    pub fn po_presence(&self) -> Option<&PoPresence> {
+    pub fn po_presence(&self) -> Option<&PoPresenceMap> {
         let slot = self.po_presence.get_or_init(|| {
-            let x = self.load(".po.presence", plain(po_presence::decode))?;
+            let x = self.load(9, PoPresenceMap::open, |b| check(po_presence::decode(b)))?;
             let fits = x.num_rgs == self.dims.0
                 && Some(x.pred_dict_size) == self.dict_len(1)
                 && Some(x.obj_dict_size) == self.dict_len(2);
@@ -122,17 +122,17 @@ impl SidecarSet {
         slot.as_ref().ok()
     }
 
-    pub fn s_offsets(&self) -> Option<&SOffsets> {
+    pub fn s_offsets(&self) -> Option<&SOffsetsMap> {
         let slot = self.s_offsets.get_or_init(|| {
-            let x = self.load(".s.offsets", plain(s_offsets::decode))?;
+            let x = self.load(10, SOffsetsMap::open, |b| check(s_offsets::decode(b)))?;
             let rows = self.dims.1;
-            if u64::from(x.num_rows_total) == rows && Some(x.ranges.len() as u32) == self.dict_len(0) {
+            if x.num_rows_total() == rows && Some(x.num_subjects() as u32) == self.dict_len(0) {
                 return Ok(x);
             }
             Err(format!(
                 ".s.offsets: {} subjects over {} rows does not fit the base ({rows} rows)",
-                x.ranges.len(),
-                x.num_rows_total
+                x.num_subjects(),
+                x.num_rows_total()
             ))
         });
         slot.as_ref().ok()
@@ -178,36 +178,84 @@ impl SidecarSet {
         self.dict(c).map(|d| d.len() as u32)
     }
 
-    /// Maps, checks against the digest, decodes.
+    /// Maps sidecar `SUFFIXES[i]`, decides how its bytes are checked, and
+    /// opens it. With digests: block by block when `cottas-tui.blocks` holds
+    /// a table made for the recorded file, else the whole file now. Without
+    /// digests (another producer's version): `validate` decodes it whole,
+    /// as the only check there is.
     fn load<T>(
         &self,
-        suffix: &str,
-        decode: impl Fn(SharedFile, bool) -> crate::format::Decoded<T>,
+        i: usize,
+        open: impl FnOnce(CheckedFile) -> Result<T, StoreError>,
+        validate: impl FnOnce(&[u8]) -> Result<(), String>,
     ) -> Result<T, String> {
-        let path = sidecar_path(&self.base_path, suffix);
-        let file = match read_shared(&path) {
+        let path = sidecar_path(&self.base_path, SUFFIXES[i]);
+        let file = match map_file(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(format!("{}: missing", path.display()))
             }
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
-        let bytes: &[u8] = (*file).as_ref();
-        let verified = match &self.digests {
-            Some(d) => match d.sidecars.get(suffix) {
-                Some(s) if digests::matches(s, bytes) => true,
-                _ => {
-                    let which = digests::DIGESTS;
-                    return Err(format!(
-                        "{}: does not match its recorded digest ({which}); not used",
-                        path.display()
-                    ));
-                }
-            },
-            None => false,
+        let checked = match &self.digests {
+            Some(d) => self.checked_against(d, i, &path, file)?,
+            None => {
+                validate((*file).as_ref()).map_err(|e| format!("{}: {e}", path.display()))?;
+                CheckedFile::whole(&path, file)
+            }
         };
-        decode(file.clone(), verified).result.map_err(|e| format!("{}: {e}", path.display()))
+        open(checked).map_err(|e| e.to_string())
     }
+
+    fn checked_against(
+        &self,
+        d: &Digests,
+        i: usize,
+        path: &Path,
+        file: SharedFile,
+    ) -> Result<CheckedFile, String> {
+        let bytes: &[u8] = (*file).as_ref();
+        let refused = || {
+            format!("{}: does not match its recorded digest ({}); not used", path.display(), digests::DIGESTS)
+        };
+        let recorded = d.sidecars.get(SUFFIXES[i]).ok_or_else(refused)?;
+        if let Some(table) = self.block_table(i, recorded, bytes.len() as u64) {
+            return Ok(CheckedFile::by_blocks(path, file, table));
+        }
+        if !digests::matches(recorded, bytes) {
+            return Err(refused());
+        }
+        Ok(CheckedFile::whole(path, file))
+    }
+
+    /// The block table of sidecar `i`, when `cottas-tui.blocks` has one made
+    /// for the file `recorded` describes and the table's own digest holds.
+    fn block_table(&self, i: usize, recorded: &digests::Span, len: u64) -> Option<BlockTable> {
+        let (file, b) = self.blocks.get_or_init(|| self.load_blocks()).as_ref()?;
+        let e = b.entries.iter().find(|e| e.sidecar as usize == i)?;
+        let same_file = e.file_len == len
+            && recorded.len == len
+            && u64::from_str_radix(&recorded.xxh64, 16).ok() == Some(e.file_xxh64);
+        let bytes: &[u8] = (**file).as_ref();
+        let table = bytes.get(e.table_offset as usize..(e.table_offset + 8 * e.num_blocks) as usize)?;
+        (same_file && blocks::xxh64(table) == e.table_xxh64).then(|| BlockTable {
+            file: file.clone(),
+            offset: e.table_offset as usize,
+            block_size: b.block_size,
+        })
+    }
+
+    fn load_blocks(&self) -> Option<(SharedFile, Blocks)> {
+        let dir = self.base_path.parent()?;
+        let file = map_file(&dir.join(digests::BLOCKS)).ok()?;
+        let header = blocks::decode_header((*file).as_ref()).ok()?;
+        Some((file, header))
+    }
+}
+
+/// A full decode's verdict, for a sidecar with no digest to check.
+fn check<T>(d: crate::format::Decoded<T>) -> Result<(), String> {
+    d.result.map(|_| ()).map_err(|e| e.to_string())
 }
 
 pub struct Store {
@@ -241,27 +289,4 @@ pub fn read_marker(path: &Path) -> Result<Option<EpochMarker>, StoreError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(StoreError::io(path, e)),
     }
-}
-
-/// A sidecar's bytes, mapped rather than read: versions are write-once and
-/// every rewrite (`index`, `repair`) renames a new file into place, so a
-/// mapping never sees its file change. The kernel then pages in only what a
-/// query touches, and opening a store copies nothing.
-pub type SharedFile = Arc<dyn AsRef<[u8]> + Send + Sync>;
-
-fn read_shared(path: &Path) -> std::io::Result<SharedFile> {
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.len() == 0 {
-        return Ok(Arc::new(Vec::<u8>::new()));
-    }
-    // SAFETY: see above; the file is never modified in place while mapped.
-    let map = unsafe { memmap2::Mmap::map(&file)? };
-    Ok(Arc::new(map))
-}
-
-/// Adapts a plain `&[u8]` decoder to [`SidecarSet::load`].
-fn plain<T>(
-    decode: fn(&[u8]) -> crate::format::Decoded<T>,
-) -> impl Fn(SharedFile, bool) -> crate::format::Decoded<T> {
-    move |file, _| decode((*file).as_ref())
 }

@@ -17,11 +17,14 @@ use std::sync::{Arc, Mutex};
 
 use parquet::data_type::ByteArray;
 
-use crate::format::dict::Dict;
 use crate::format::term::{token_variants, Term};
 use crate::store::base::Column;
+use crate::store::sidecars::mapped::DictMap;
 use crate::store::versions::open::Store;
+
+mod group;
 use crate::store::StoreError;
+use group::Group;
 
 /// A quad pattern; `None` is a variable. `g: Some(Term::DefaultGraph)` is the
 /// default graph, `None` any graph.
@@ -59,6 +62,9 @@ pub struct Explain {
     pub cache_misses: usize,
     /// Column chunks the fast decoder could not take (decoded by the parquet crate).
     pub slow_decodes: usize,
+    /// A pruning sidecar's block that failed its digest: pruning went on
+    /// without it (correct, slower). The first such fault.
+    pub sidecar_fault: Option<String>,
 }
 
 impl Explain {
@@ -78,6 +84,14 @@ impl Explain {
         self.cache_misses += e.cache_misses;
         self.slow_decodes += e.slow_decodes;
         self.positions_from.extend(e.positions_from.iter().copied());
+        if self.sidecar_fault.is_none() {
+            self.sidecar_fault = e.sidecar_fault.clone();
+        }
+    }
+
+    /// Notes a pruning sidecar's fault (kept: the first).
+    fn fault(&mut self, e: StoreError) {
+        self.sidecar_fault.get_or_insert_with(|| e.to_string());
     }
 }
 
@@ -103,6 +117,9 @@ impl std::fmt::Display for Explain {
         if self.slow_decodes > 0 {
             write!(f, "\nslow chunk decodes     {} (through the parquet crate)", self.slow_decodes)?;
         }
+        if let Some(e) = &self.sidecar_fault {
+            write!(f, "\nsidecar not used       {e}")?;
+        }
         Ok(())
     }
 }
@@ -110,6 +127,9 @@ impl std::fmt::Display for Explain {
 use crate::store::sidecars::COLUMNS as NAMES;
 /// Cache keys of postings lists: the column number plus this.
 const POSTINGS: usize = 4;
+/// A row group with at most 1/SPARSE of its rows as candidates has only
+/// those cells read, not whole columns.
+const SPARSE: usize = 32;
 
 /// Decoded columns, least recently used evicted first, bounded in bytes.
 ///
@@ -152,6 +172,11 @@ impl ColumnCache {
         hit
     }
 
+    /// Whether `key` is cached (no hit is counted).
+    fn holds(&self, key: (usize, usize)) -> bool {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).map.contains_key(&key)
+    }
+
     fn insert(&self, key: (usize, usize), value: Cached, size: usize) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         while g.used + size > self.budget {
@@ -182,7 +207,7 @@ impl ColumnCache {
     fn ids(
         &self,
         store: &Store,
-        dict: &Dict,
+        dict: &DictMap,
         rg: usize,
         col: usize,
         ex: &mut Explain,
@@ -198,11 +223,25 @@ impl ColumnCache {
         // the subject column.)
         let verified_offsets =
             (col == 0 && store.sidecars.verified).then(|| store.sidecars.s_offsets()).flatten();
-        let fast =
-            verified_offsets.and_then(|so| so.ids_for_rows(store.base.rg_start(rg), store.base.rg_rows(rg)));
+        let fast = match verified_offsets {
+            Some(so) => so.ids_for_rows(store.base.rg_start(rg), store.base.rg_rows(rg))?,
+            None => None,
+        };
         let fast = match fast {
             Some(ids) => Some(ids),
-            None => store.base.read_ids(rg, col, &mut |t| dict.find(t))?,
+            None => {
+                let (mut fault, mut hint) = (None, 0);
+                let ids = store.base.read_ids(rg, col, &mut |t| {
+                    dict.find_near(t, &mut hint).unwrap_or_else(|e| {
+                        fault.get_or_insert(e);
+                        None
+                    })
+                })?;
+                if let Some(e) = fault {
+                    return Err(e);
+                }
+                ids
+            }
         };
         if let Some(ids) = fast {
             let ids = Arc::new(ids);
@@ -223,7 +262,7 @@ impl ColumnCache {
             let id = match last {
                 Some((t, id)) if t == b => id,
                 _ if seen.contains_key(&slice) => seen[&slice],
-                _ => match dict.find(b) {
+                _ => match dict.find(b)? {
                     Some(id) => {
                         seen.insert(slice, id);
                         id
@@ -280,7 +319,7 @@ impl ColumnCache {
     fn postings(
         &self,
         store: &Store,
-        dict: &Dict,
+        dict: &DictMap,
         rg: usize,
         col: usize,
         ex: &mut Explain,
@@ -301,7 +340,7 @@ impl ColumnCache {
 
 /// Matching rows: dictionary ids when the store has dictionaries, else tokens.
 pub enum Rows<'a> {
-    Ids { dicts: [&'a Dict; 4], ids: Vec<[u32; 4]> },
+    Ids { dicts: [&'a DictMap; 4], ids: Vec<[u32; 4]> },
     Tokens(Vec<[ByteArray; 4]>),
 }
 
@@ -315,14 +354,22 @@ impl<'a> Rows<'a> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Row `i`'s four cell tokens.
-    pub fn get(&self, i: usize) -> [&[u8]; 4] {
+    /// Row `i`'s four cell tokens (a dictionary read can find damage).
+    pub fn get(&self, i: usize) -> Result<[&[u8]; 4], StoreError> {
         match self {
-            Rows::Ids { dicts, ids } => std::array::from_fn(|c| dicts[c].token(ids[i][c] as usize)),
-            Rows::Tokens(t) => std::array::from_fn(|c| t[i][c].data()),
+            Rows::Ids { dicts, ids } => {
+                let r = ids[i];
+                Ok([
+                    dicts[0].token(r[0])?,
+                    dicts[1].token(r[1])?,
+                    dicts[2].token(r[2])?,
+                    dicts[3].token(r[3])?,
+                ])
+            }
+            Rows::Tokens(t) => Ok(std::array::from_fn(|c| t[i][c].data())),
         }
     }
-    pub fn iter(&self) -> impl Iterator<Item = [&[u8]; 4]> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = Result<[&[u8]; 4], StoreError>> + '_ {
         (0..self.len()).map(move |i| self.get(i))
     }
     /// Appends `other`'s rows (of the same scan).
@@ -334,8 +381,8 @@ impl<'a> Rows<'a> {
         }
     }
     /// Owned copies, for tests and small results.
-    pub fn to_vecs(&self) -> Vec<[Vec<u8>; 4]> {
-        self.iter().map(|r| r.map(<[u8]>::to_vec)).collect()
+    pub fn to_vecs(&self) -> Result<Vec<[Vec<u8>; 4]>, StoreError> {
+        self.iter().map(|r| Ok(r?.map(<[u8]>::to_vec))).collect()
     }
 }
 
@@ -352,10 +399,13 @@ struct Bound {
 pub struct Scan<'a> {
     store: &'a Store,
     bound: Vec<Bound>,
-    dicts: Option<[&'a Dict; 4]>,
+    dicts: Option<[&'a DictMap; 4]>,
     s_range: Option<Vec<(u64, u64)>>,
     /// Row groups pruning left to read.
     keep: Vec<bool>,
+    /// Damage found while binding (a dictionary or `.s.offsets` block that
+    /// failed its digest): the scan's only answer.
+    fault: Option<StoreError>,
     next_rg: usize,
     /// What binding, pruning and the row groups read so far did.
     pub explain: Explain,
@@ -365,9 +415,41 @@ impl<'a> Scan<'a> {
     /// The matches of the next row group left by pruning (possibly none);
     /// `None` when every row group has been read.
     pub fn next_group(&mut self, cache: &ColumnCache) -> Option<Result<Rows<'a>, StoreError>> {
+        if let Some(e) = self.fault.take() {
+            self.finish();
+            return Some(Err(e));
+        }
         let rg = (self.next_rg..self.keep.len()).find(|&rg| self.keep[rg])?;
         self.next_rg = rg + 1;
         Some(self.read_group(rg, cache))
+    }
+
+    /// How many rows of the next row group left by pruning match, reading
+    /// only what the count needs (see [`Store::count_rows`]); `None` when
+    /// every row group has been read.
+    pub fn next_count(&mut self, cache: &ColumnCache) -> Option<Result<usize, StoreError>> {
+        if let Some(e) = self.fault.take() {
+            self.finish();
+            return Some(Err(e));
+        }
+        let rg = (self.next_rg..self.keep.len()).find(|&rg| self.keep[rg])?;
+        self.next_rg = rg + 1;
+        let Some(dicts) = self.dicts else { return Some(self.read_group(rg, cache).map(|r| r.len())) };
+        Some(self.count_group(rg, dicts, cache))
+    }
+
+    fn count_group(
+        &mut self,
+        rg: usize,
+        dicts: [&'a DictMap; 4],
+        cache: &ColumnCache,
+    ) -> Result<usize, StoreError> {
+        let group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache);
+        let ex = &mut self.explain;
+        let Some(cand) = candidates_of(&group, ex)? else { return Ok(0) };
+        let n = group.count_rows(cand, dicts, ex)?;
+        ex.rows_matched += n;
+        Ok(n)
     }
 
     /// Reads no further row group.
@@ -376,26 +458,13 @@ impl<'a> Scan<'a> {
     }
 
     fn read_group(&mut self, rg: usize, cache: &ColumnCache) -> Result<Rows<'a>, StoreError> {
-        let (store, ex) = (self.store, &mut self.explain);
-        let mut out = match self.dicts {
-            Some(d) => Rows::Ids { dicts: d, ids: Vec::new() },
-            None => Rows::Tokens(Vec::new()),
-        };
-        let cand = match store.candidates(rg, &self.bound, self.s_range.as_deref(), self.dicts, cache, ex)? {
-            Some((_, v, _)) if v.is_empty() => return Ok(out),
-            Some((col, v, from)) => {
-                ex.positions_from.push(from);
-                Some((col, v))
-            }
-            None => None,
-        };
-        ex.decoded_row_groups += 1;
-        let rows = store.base.rg_rows(rg);
+        let mut out = self.empty_rows();
+        let group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache);
+        let ex = &mut self.explain;
+        let Some(cand) = candidates_of(&group, ex)? else { return Ok(out) };
         match &mut out {
-            Rows::Ids { dicts, ids } => {
-                store.probe_ids(rg, rows, cand, &self.bound, *dicts, cache, ex, ids)?
-            }
-            Rows::Tokens(t) => store.probe_tokens(rg, rows, cand.map(|c| c.1), &self.bound, cache, ex, t)?,
+            Rows::Ids { dicts, ids } => group.probe_ids(cand, *dicts, ex, ids)?,
+            Rows::Tokens(t) => group.probe_tokens(cand.map(|c| c.1), ex, t)?,
         }
         ex.rows_matched += out.len();
         Ok(out)
@@ -410,9 +479,27 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// Candidate rows of a row group: the column whose sidecar found them, the
-/// local row numbers, and that sidecar's name for `--explain`.
-type Candidates = (usize, Vec<u32>, &'static str);
+/// A row group's columns as ids, those decoded so far.
+type IdColumns = [Option<Arc<Vec<u32>>>; 4];
+
+/// Candidate local rows and the column whose sidecar found them; `None`:
+/// every row is a candidate.
+type RowSource = Option<(usize, Vec<u32>)>;
+
+/// A group's candidate rows, with their source noted and the group counted
+/// as decoded; `None` when its candidates are none (nothing is decoded).
+fn candidates_of(g: &Group, ex: &mut Explain) -> Result<Option<RowSource>, StoreError> {
+    let cand = match g.candidates(ex)? {
+        Some((_, v, _)) if v.is_empty() => return Ok(None),
+        Some((col, v, from)) => {
+            ex.positions_from.push(from);
+            Some((col, v))
+        }
+        None => None,
+    };
+    ex.decoded_row_groups += 1;
+    Ok(Some(cand))
+}
 
 /// The dictionary ids bound at `col`, if the pattern binds it and its
 /// dictionary is present.
@@ -443,42 +530,59 @@ impl Store {
         let n = self.base.num_row_groups();
         let mut explain = Explain { row_groups: n, ..Explain::default() };
         let dicts = self.sidecars.all_dicts();
-        let Some(bound) = self.bind(pat, &mut explain) else {
+        let nothing = |explain, fault| {
             let keep = vec![false; n];
-            return Scan { store: self, bound: Vec::new(), dicts, s_range: None, keep, next_rg: 0, explain };
+            Scan { store: self, bound: Vec::new(), dicts, s_range: None, keep, next_rg: 0, explain, fault }
+        };
+        let bound = match self.bind(pat, &mut explain) {
+            Ok(Some(bound)) => bound,
+            Ok(None) => return nothing(explain, None),
+            Err(e) => return nothing(explain, Some(e)),
         };
         let mut keep = self.prune(&bound, &mut explain);
-        let s_range = self.subject_ranges(&bound);
+        let s_range = match self.subject_ranges(&bound) {
+            Ok(r) => r,
+            Err(e) => return nothing(explain, Some(e)),
+        };
         if let Some(ranges) = &s_range {
             self.prune_by_subject(ranges, &mut keep, &mut explain);
         }
-        Scan { store: self, bound, dicts, s_range, keep, next_rg: 0, explain }
+        Scan { store: self, bound, dicts, s_range, keep, next_rg: 0, explain, fault: None }
     }
 
     /// The pattern's bound terms, each in every producer's spelling and, with
     /// a dictionary, as ids. `None` when a term is in no dictionary: nothing
     /// can match, and no page need be decoded.
-    fn bind(&self, pat: &Pattern, ex: &mut Explain) -> Option<Vec<Bound>> {
+    fn bind(&self, pat: &Pattern, ex: &mut Explain) -> Result<Option<Vec<Bound>>, StoreError> {
         let mut bound = Vec::new();
         for (col, term) in pat.bound().into_iter().enumerate() {
             let Some(term) = term else { continue };
             let tokens: Vec<Vec<u8>> = token_variants(term).into_iter().map(String::into_bytes).collect();
-            let dict = self.sidecars.dict(col);
-            let ids = dict.map(|d| tokens.iter().filter_map(|t| d.find(t)).collect::<Vec<u32>>());
+            let ids = match self.sidecars.dict(col) {
+                Some(d) => {
+                    let found: Vec<Option<u32>> =
+                        tokens.iter().map(|t| d.find(t)).collect::<Result<_, _>>()?;
+                    Some(found.into_iter().flatten().collect::<Vec<u32>>())
+                }
+                None => None,
+            };
             if ids.as_ref().is_some_and(|i| i.is_empty()) {
                 ex.absent_in_dict = Some(NAMES[col]);
-                return None;
+                return Ok(None);
             }
             bound.push(Bound { col, tokens, ids });
         }
-        Some(bound)
+        Ok(Some(bound))
     }
 
     /// A bound subject's row ranges, from `.s.offsets`.
-    fn subject_ranges(&self, bound: &[Bound]) -> Option<Vec<(u64, u64)>> {
-        let ids = ids_of(bound, 0)?;
-        let so = self.sidecars.s_offsets()?;
-        Some(ids.iter().filter_map(|&i| so.ranges.get(i as usize).copied()).filter(|r| r.0 < r.1).collect())
+    fn subject_ranges(&self, bound: &[Bound]) -> Result<Option<Vec<(u64, u64)>>, StoreError> {
+        let (Some(ids), Some(so)) = (ids_of(bound, 0), self.sidecars.s_offsets()) else { return Ok(None) };
+        let mut ranges = Vec::new();
+        for &i in ids {
+            ranges.extend(so.range(u64::from(i))?.filter(|r| r.0 < r.1));
+        }
+        Ok(Some(ranges))
     }
 
     /// Drops the row groups that none of the subject's rows fall in.
@@ -490,39 +594,6 @@ impl Store {
                 ex.pruned_by_s_offsets += 1;
             }
         }
-    }
-
-    /// Candidate local rows of row group `rg` from the most selective source
-    /// that applies: a bound subject's `.s.offsets` range, a bound object's
-    /// postings, a bound predicate's `.p.offsets` rows. The other bound
-    /// columns then filter the candidates. `None`: every row is a candidate.
-    fn candidates(
-        &self,
-        rg: usize,
-        bound: &[Bound],
-        s_range: Option<&[(u64, u64)]>,
-        dicts: Option<[&Dict; 4]>,
-        cache: &ColumnCache,
-        ex: &mut Explain,
-    ) -> Result<Option<Candidates>, StoreError> {
-        let (start, rows) = (self.base.rg_start(rg), self.base.rg_rows(rg) as u64);
-        if let Some(ranges) = s_range {
-            let mut v = Vec::new();
-            for &(s, e) in ranges {
-                let (a, b) = (s.max(start) - start, e.min(start + rows).saturating_sub(start));
-                v.extend(a as u32..b as u32);
-            }
-            return Ok(Some((0, v, ".s.offsets")));
-        }
-        if let (Some(os), Some(d)) = (ids_of(bound, 2), dicts) {
-            let post = cache.postings(self, d[2], rg, 2, ex)?;
-            return Ok(Some((2, union_rows(os.iter().map(|&o| postings_of(&post, o))), "object postings")));
-        }
-        if let Some((ps, po)) = ids_of(bound, 1).and_then(|ps| Some((ps, self.sidecars.p_offsets()?))) {
-            let lists = ps.iter().map(|&p| po.rows_of(rg as u32, p).iter().copied());
-            return Ok(Some((1, union_rows(lists), ".p.offsets")));
-        }
-        Ok(None)
     }
 
     /// Which row groups may hold matches: presence and po.presence with
@@ -539,10 +610,23 @@ impl Store {
                 }
             }
         };
+        // A sidecar block that fails its digest keeps the row group (reads
+        // it), and the first such fault is reported.
+        let fault: std::cell::RefCell<Option<StoreError>> = Default::default();
+        let may_hold = |r: Result<bool, StoreError>| {
+            r.unwrap_or_else(|e| {
+                fault.borrow_mut().get_or_insert(e);
+                true
+            })
+        };
         for b in bound {
+            // `.s.offsets` prunes a bound subject exactly, without these bits.
+            if b.col == 0 && sc.verified && sc.s_offsets().is_some() {
+                continue;
+            }
             match (&b.ids, sc.presence(b.col)) {
                 (Some(ids), Some(pr)) => prune(&mut keep, &mut ex.pruned_by_presence, &|rg| {
-                    ids.iter().any(|&id| pr.get(rg as u32, id))
+                    ids.iter().any(|&id| may_hold(pr.get(rg as u32, id)))
                 }),
                 _ => {
                     let toks = &b.tokens;
@@ -566,116 +650,12 @@ impl Store {
         let bound_po = ids_of(1).zip(ids_of(2));
         if let Some(((ps, os), po)) = bound_po.and_then(|po_ids| Some((po_ids, sc.po_presence()?))) {
             prune(&mut keep, &mut ex.pruned_by_po_presence, &|rg| {
-                ps.iter().any(|&p| os.iter().any(|&o| po.contains(rg as u32, p, o)))
+                ps.iter().any(|&p| os.iter().any(|&o| may_hold(po.contains(rg as u32, p, o))))
             });
         }
+        if let Some(e) = fault.into_inner() {
+            ex.fault(e);
+        }
         keep
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn probe_ids(
-        &self,
-        rg: usize,
-        rows: usize,
-        cand: Option<(usize, Vec<u32>)>,
-        bound: &[Bound],
-        dicts: [&Dict; 4],
-        cache: &ColumnCache,
-        ex: &mut Explain,
-        out: &mut Vec<[u32; 4]>,
-    ) -> Result<(), StoreError> {
-        // Filter on the bound columns first; fetch the rest only for matches.
-        let mut cols: [Option<Arc<Vec<u32>>>; 4] = Default::default();
-        let (source, mut rows_at): (usize, Vec<u32>) = match cand {
-            Some((col, c)) => (col, c.into_iter().filter(|&r| (r as usize) < rows).collect()),
-            None => {
-                let Some(first) = bound.first() else {
-                    // No bound term: every row.
-                    for (c, slot) in cols.iter_mut().enumerate() {
-                        *slot = Some(cache.ids(self, dicts[c], rg, c, ex)?);
-                    }
-                    ex.rows_probed += rows;
-                    let [s, p, o, g] = cols.map(|c| c.unwrap_or_default());
-                    out.extend((0..rows).map(|r| [s[r], p[r], o[r], g[r]]));
-                    return Ok(());
-                };
-                let col = cache.ids(self, dicts[first.col], rg, first.col, ex)?;
-                let want = first.ids.as_deref().unwrap_or(&[]);
-                ex.rows_probed += rows;
-                let hits = match want {
-                    [one] => {
-                        col.iter().enumerate().filter(|(_, &v)| v == *one).map(|(r, _)| r as u32).collect()
-                    }
-                    many => col
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, v)| many.contains(v))
-                        .map(|(r, _)| r as u32)
-                        .collect(),
-                };
-                cols[first.col] = Some(col);
-                (first.col, hits)
-            }
-        };
-        for b in bound.iter().filter(|b| b.col != source) {
-            let want = b.ids.as_deref().unwrap_or(&[]);
-            let col = match &cols[b.col] {
-                Some(c) => c.clone(),
-                None => {
-                    let c = cache.ids(self, dicts[b.col], rg, b.col, ex)?;
-                    cols[b.col] = Some(c.clone());
-                    c
-                }
-            };
-            ex.rows_probed += rows_at.len();
-            rows_at.retain(|&r| want.contains(&col[r as usize]));
-        }
-        if rows_at.is_empty() {
-            return Ok(());
-        }
-        for (c, slot) in cols.iter_mut().enumerate() {
-            if slot.is_none() {
-                *slot = Some(cache.ids(self, dicts[c], rg, c, ex)?);
-            }
-        }
-        let [s, p, o, g] = cols.map(|c| c.unwrap_or_default());
-        out.extend(rows_at.into_iter().map(|r| r as usize).map(|r| [s[r], p[r], o[r], g[r]]));
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn probe_tokens(
-        &self,
-        rg: usize,
-        rows: usize,
-        cand: Option<Vec<u32>>,
-        bound: &[Bound],
-        cache: &ColumnCache,
-        ex: &mut Explain,
-        out: &mut Vec<[ByteArray; 4]>,
-    ) -> Result<(), StoreError> {
-        let columns: Vec<Column> = (0..4).map(|c| cache.tokens(self, rg, c, ex)).collect::<Result<_, _>>()?;
-        let matches = |r: usize| {
-            bound.iter().all(|b| {
-                let cell = columns[b.col][r].data();
-                b.tokens.iter().any(|t| t.as_slice() == cell)
-            })
-        };
-        let rows_at: Box<dyn Iterator<Item = usize>> = match cand {
-            Some(c) => Box::new(c.into_iter().map(|r| r as usize).filter(move |&r| r < rows)),
-            None => Box::new(0..rows),
-        };
-        for r in rows_at {
-            ex.rows_probed += 1;
-            if matches(r) {
-                out.push([
-                    columns[0][r].clone(),
-                    columns[1][r].clone(),
-                    columns[2][r].clone(),
-                    columns[3][r].clone(),
-                ]);
-            }
-        }
-        Ok(())
     }
 }

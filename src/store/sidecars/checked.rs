@@ -1,0 +1,228 @@
+//! A sidecar's mapped bytes, handed out only once the blocks they lie in
+//! have matched their digests.
+//!
+//! This is the one place that decides whether a sidecar byte may be answered
+//! from. A version this program wrote carries a digest per 4 KiB block
+//! (`cottas-tui.blocks`, docs/format.md §12.1.1): a read hashes the blocks it
+//! touches, once each, and a block that does not match is an error naming the
+//! file and the byte range — never a wrong answer. Sidecars without block
+//! digests were checked whole when they were loaded (their whole-file digest,
+//! or the decoder's full validation when no digest was recorded), so every
+//! range of them is trusted.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::format::blocks::xxh64;
+use crate::store::StoreError;
+
+/// A file's bytes, mapped rather than read: versions are write-once and every
+/// rewrite (`index`, `repair`) renames a new file into place, so a mapping
+/// never sees its file change. The kernel pages in only what a read touches.
+pub type SharedFile = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+/// Maps `path` (an empty file becomes an empty buffer: it cannot be mapped).
+pub fn map_file(path: &Path) -> std::io::Result<SharedFile> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        return Ok(Arc::new(Vec::<u8>::new()));
+    }
+    // SAFETY: see `SharedFile`; the file is never modified in place while mapped.
+    let map = unsafe { memmap2::Mmap::map(&file)? };
+    Ok(Arc::new(map))
+}
+
+pub struct CheckedFile {
+    path: PathBuf,
+    /// Keeps the mapping (or buffer) that `ptr..ptr+len` points into alive.
+    _owner: SharedFile,
+    ptr: *const u8,
+    len: usize,
+    check: Check,
+}
+
+// SAFETY: `ptr..ptr+len` is a shared, never-mutated view into `_owner`,
+// which is `Send + Sync` and lives as long as this value.
+unsafe impl Send for CheckedFile {}
+unsafe impl Sync for CheckedFile {}
+
+enum Check {
+    /// Every byte is trusted already.
+    Whole,
+    /// Block `k` is trusted once its digest, at `table[at + 8k..]`, matched.
+    Blocks { size: u64, table: SharedFile, at: usize, done: Box<[AtomicU64]> },
+}
+
+/// Where a sidecar's block digests are: the mapped `cottas-tui.blocks`, the
+/// offset of this sidecar's table in it, and the block size.
+pub struct BlockTable {
+    pub file: SharedFile,
+    pub offset: usize,
+    pub block_size: u32,
+}
+
+impl CheckedFile {
+    /// Bytes already checked whole.
+    pub fn whole(path: &Path, bytes: SharedFile) -> Self {
+        Self::new(path, bytes, Check::Whole)
+    }
+
+    fn new(path: &Path, owner: SharedFile, check: Check) -> Self {
+        // Every read goes through `all()`: taking the slice once here saves a
+        // dynamic call per number read in a binary search.
+        let (ptr, len) = {
+            let s: &[u8] = (*owner).as_ref();
+            (s.as_ptr(), s.len())
+        };
+        CheckedFile { path: path.to_path_buf(), _owner: owner, ptr, len, check }
+    }
+
+    /// Bytes checked block by block against `table` (whose own digest the
+    /// caller has checked).
+    pub fn by_blocks(path: &Path, bytes: SharedFile, table: BlockTable) -> Self {
+        let size = u64::from(table.block_size);
+        let blocks = ((*bytes).as_ref().len() as u64).div_ceil(size);
+        let done = (0..blocks.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let check = Check::Blocks { size, table: table.file, at: table.offset, done };
+        Self::new(path, bytes, check)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn len(&self) -> u64 {
+        self.all().len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn all(&self) -> &[u8] {
+        // SAFETY: see the `Send`/`Sync` impls: `_owner` keeps these bytes.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    /// `len` bytes from `start`, checked. Outside the file is a format error
+    /// (a damaged offset), never a panic.
+    #[inline]
+    pub fn bytes(&self, start: u64, len: u64) -> Result<&[u8], StoreError> {
+        let end = start.wrapping_add(len);
+        if end < start || end > self.len as u64 {
+            return Err(self.outside(start, len));
+        }
+        if len > 0 && !matches!(self.check, Check::Whole) {
+            self.check(start, end)?;
+        }
+        Ok(&self.all()[start as usize..end as usize])
+    }
+
+    #[cold]
+    fn outside(&self, start: u64, len: u64) -> StoreError {
+        StoreError::format(
+            &self.path,
+            start,
+            format!("{len} bytes at {start} lie outside the file ({} bytes)", self.len()),
+        )
+    }
+
+    /// The whole file, for a header decoder that reads only its first `n`
+    /// bytes (checked here) and the file's length.
+    pub fn for_header(&self, n: u64) -> Result<&[u8], StoreError> {
+        self.bytes(0, n.min(self.len()))?;
+        Ok(self.all())
+    }
+
+    pub fn u32_at(&self, at: u64) -> Result<u32, StoreError> {
+        let b = self.bytes(at, 4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    pub fn u64_at(&self, at: u64) -> Result<u64, StoreError> {
+        let b = self.bytes(at, 8)?;
+        Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    /// How many blocks have been hashed so far (0 for a file checked whole).
+    pub fn blocks_checked(&self) -> u64 {
+        match &self.check {
+            Check::Whole => 0,
+            Check::Blocks { done, .. } => {
+                done.iter().map(|w| u64::from(w.load(Ordering::Relaxed).count_ones())).sum()
+            }
+        }
+    }
+
+    fn check(&self, start: u64, end: u64) -> Result<(), StoreError> {
+        let Check::Blocks { size, table, at, done } = &self.check else { return Ok(()) };
+        // Block sizes are powers of two (`format::blocks` checks it).
+        let shift = size.trailing_zeros();
+        for block in start >> shift..=(end - 1) >> shift {
+            let (word, bit) = ((block / 64) as usize, 1u64 << (block % 64));
+            if done[word].load(Ordering::Acquire) & bit != 0 {
+                continue;
+            }
+            let from = block * size;
+            let to = (from + size).min(self.len());
+            let slot = at + 8 * block as usize;
+            let recorded =
+                (**table).as_ref().get(slot..slot + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8")));
+            if recorded != Some(xxh64(&self.all()[from as usize..to as usize])) {
+                return Err(StoreError::format(
+                    &self.path,
+                    from,
+                    format!(
+                        "bytes {from}..{to} do not match their block digest in cottas-tui.blocks: the sidecar is damaged; `cottas-tui verify` reports it and `cottas-tui repair rebuild-sidecars` rebuilds it"
+                    ),
+                ));
+            }
+            done[word].fetch_or(bit, Ordering::Release);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked(bytes: Vec<u8>, table: Vec<u8>) -> CheckedFile {
+        let table = BlockTable { file: Arc::new(table), offset: 0, block_size: 4096 };
+        CheckedFile::by_blocks(Path::new("x.dict"), Arc::new(bytes), table)
+    }
+
+    fn table_bytes(bytes: &[u8]) -> Vec<u8> {
+        crate::format::blocks::table_of(bytes, 4096).iter().flat_map(|d| d.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn reads_hash_only_the_blocks_they_touch() {
+        let bytes: Vec<u8> = (0..5 * 4096u32).map(|i| (i % 251) as u8).collect();
+        let f = checked(bytes.clone(), table_bytes(&bytes));
+        assert_eq!(f.bytes(4095, 2).unwrap(), &bytes[4095..4097]);
+        assert_eq!(f.blocks_checked(), 2);
+        assert_eq!(
+            f.u64_at(5 * 4096 - 8).unwrap(),
+            u64::from_le_bytes(bytes[5 * 4096 - 8..].try_into().unwrap())
+        );
+        assert_eq!(f.blocks_checked(), 3);
+        assert!(f.bytes(5 * 4096, 0).unwrap().is_empty());
+        assert!(f.bytes(5 * 4096 - 1, 2).is_err(), "past the end");
+        assert!(f.bytes(u64::MAX, 2).is_err(), "overflow");
+    }
+
+    #[test]
+    fn a_damaged_block_is_an_error_naming_its_range_and_others_still_read() {
+        let bytes: Vec<u8> = (0..3 * 4096u32).map(|i| (i % 13) as u8).collect();
+        let table = table_bytes(&bytes);
+        let mut bad = bytes.clone();
+        bad[4096 + 17] ^= 1;
+        let f = checked(bad, table);
+        let e = f.bytes(4096 + 100, 1).unwrap_err().to_string();
+        assert!(e.contains("x.dict") && e.contains("4096..8192"), "{e}");
+        assert!(f.bytes(0, 4096).is_ok() && f.bytes(8192, 10).is_ok());
+        assert!(f.bytes(4000, 200).is_err(), "a range overlapping the bad block");
+    }
+}

@@ -1,0 +1,161 @@
+//! The read path's shortcuts against plain evaluation, over base ⊕ delta:
+//! for random quad patterns (bound terms drawn from the data, and absent
+//! ones), the count taken without converting rows (`Quads::try_count`,
+//! which reads only bound columns, sparsely, or nothing at all) and the
+//! rows themselves equal a brute-force filter of every quad of the view.
+//! The same for SPARQL `COUNT(*)` of one pattern, answered by
+//! `sparql::shortcut` and by spareval. Stores with several row groups and three graphs, with and without a
+//! delta log that deletes base quads and adds new ones.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+
+use cottas_tui::import::{self, ImportOptions};
+use cottas_tui::sparql::run::{run_query, OutputFormat, QueryOptions};
+use cottas_tui::view::terms::Tok;
+use cottas_tui::view::{Graphs, Snapshot, ViewQuad};
+
+type Key = (String, String, String, Option<String>);
+
+fn key(q: &ViewQuad) -> Key {
+    let t = |t: &Tok| t.as_str().to_string();
+    (t(&q.s), t(&q.p), t(&q.o), q.g.as_ref().map(t))
+}
+
+fn store(dir: &std::path::Path, with_delta: bool) -> std::path::PathBuf {
+    let mut text = String::new();
+    for i in 0..3000 {
+        let g = match i % 3 {
+            0 => String::new(),
+            k => format!(" <http://x/g{k}>"),
+        };
+        // Subjects repeat over a few rows; objects mix IRIs and literals.
+        let o =
+            if i % 4 == 0 { format!("<http://x/s{:04}>", (i * 7) % 500) } else { format!("\"v{}\"", i % 50) };
+        text.push_str(&format!("<http://x/s{:04}> <http://x/p{}> {o}{g} .\n", i / 6, i % 5));
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let nq = dir.join("in.nq");
+    std::fs::write(&nq, text).unwrap();
+    let out = dir.join("chunk");
+    let mut o = ImportOptions::new(vec![nq], out.clone());
+    o.base.row_group_size = 128;
+    import::import(&o, |_| {}).unwrap();
+    if with_delta {
+        let update = "DELETE DATA { <http://x/s0001> <http://x/p1> \"v7\" . \
+                      GRAPH <http://x/g1> { <http://x/s0002> <http://x/p3> \"v13\" } } ; \
+                      INSERT DATA { <http://x/s0001> <http://x/p1> \"new\" . <http://x/n> <http://x/p2> \"v1\" . \
+                      GRAPH <http://x/g2> { <http://x/s0003> <http://x/p0> <http://x/s0004> } }";
+        let o = common::bin().arg("update").arg(&out).arg("-e").arg(update).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    out
+}
+
+fn term(kind: u8, n: u16) -> Option<Tok<'static>> {
+    let text = match kind % 5 {
+        0 => return None,
+        1 => format!("<http://x/s{:04}>", n % 520),
+        2 => format!("<http://x/p{}>", n % 6),
+        3 => format!("\"v{}\"", n % 55),
+        _ => "\"new\"".to_string(),
+    };
+    Some(tok(&text))
+}
+
+fn tok(text: &str) -> Tok<'static> {
+    Tok::from_term(&cottas_tui::view::terms::from_token(text.as_bytes()).expect("a valid token"))
+}
+
+fn check(snap: &Snapshot, pat: [(u8, u16); 4]) {
+    let view = snap.view();
+    let [s, p, o] = [term(pat[0].0, pat[0].1), term(pat[1].0, pat[1].1), term(pat[2].0, pat[2].1)];
+    let g_tok = tok(&format!("<http://x/g{}>", pat[3].1 % 4));
+    let graphs = match pat[3].0 % 4 {
+        0 => Graphs::All,
+        1 => Graphs::Default,
+        2 => Graphs::AnyNamed,
+        _ => Graphs::Named(&g_tok),
+    };
+    let every: Vec<Key> = {
+        let (q, _) = view.quads(None, None, None, Graphs::All).unwrap();
+        q.map(|r| key(&r.unwrap())).collect()
+    };
+    let want: BTreeSet<Key> = every
+        .into_iter()
+        .filter(|k| s.as_ref().is_none_or(|t| t.as_str() == k.0))
+        .filter(|k| p.as_ref().is_none_or(|t| t.as_str() == k.1))
+        .filter(|k| o.as_ref().is_none_or(|t| t.as_str() == k.2))
+        .filter(|k| match &graphs {
+            Graphs::All => true,
+            Graphs::Default => k.3.is_none(),
+            Graphs::AnyNamed => k.3.is_some(),
+            Graphs::Named(g) => k.3.as_deref() == Some(g.as_str()),
+        })
+        .collect();
+    let (q, _) = view.quads(s.as_ref(), p.as_ref(), o.as_ref(), graphs).unwrap();
+    let got: Vec<Key> = q.map(|r| key(&r.unwrap())).collect();
+    assert_eq!(got.iter().cloned().collect::<BTreeSet<_>>(), want, "rows of {pat:?}");
+    assert_eq!(got.len(), want.len(), "no duplicates for {pat:?}");
+    let (q, _) = view.quads(s.as_ref(), p.as_ref(), o.as_ref(), graphs).unwrap();
+    assert_eq!(q.try_count().unwrap(), want.len(), "count of {pat:?}");
+}
+
+/// The SPARQL `COUNT(*)` of a triple pattern, answered with the shortcut
+/// and by full evaluation, union default graph on and off.
+fn check_sparql(snap: &Snapshot, pat: [(u8, u16); 4]) {
+    // Terms that fit their position, so most counts are not zero; half the
+    // positions are variables.
+    let slot = |(kind, n): (u8, u16), col: usize, var: &str| match (kind % 2, col, n % 3) {
+        (0, ..) => format!("?{var}"),
+        (_, 1, _) => format!("<http://x/p{}>", n % 6),
+        (_, 0, _) | (_, 2, 0) => format!("<http://x/s{:04}>", n % 520),
+        _ => format!("\"v{}\"", n % 55),
+    };
+    let triple = format!("{} {} {}", slot(pat[0], 0, "s"), slot(pat[1], 1, "p"), slot(pat[2], 2, "o"));
+    let body = match pat[3].0 % 3 {
+        0 => triple,
+        1 => format!("GRAPH ?g {{ {triple} }}"),
+        _ => format!("GRAPH <http://x/g{}> {{ {triple} }}", pat[3].1 % 4),
+    };
+    let text = format!("SELECT (COUNT(*) AS ?n) WHERE {{ {body} }}");
+    for union in [false, true] {
+        let answer = |no_shortcuts: bool| {
+            let opts = QueryOptions {
+                format: Some(OutputFormat::Tsv),
+                union_default_graph: union,
+                no_shortcuts,
+                ..QueryOptions::default()
+            };
+            let mut out = Vec::new();
+            run_query(&snap.store, &snap.overlay, &snap.cache, &text, &opts, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(answer(false), answer(true), "{text} (union default graph: {union})");
+    }
+}
+
+fn pattern() -> impl Strategy<Value = [(u8, u16); 4]> {
+    proptest::array::uniform4((any::<u8>(), any::<u16>()))
+}
+
+#[test]
+fn counts_and_rows_equal_a_brute_force_filter_with_and_without_a_delta() {
+    let dir = tempfile::tempdir().unwrap();
+    for with_delta in [false, true] {
+        let chunk = store(&dir.path().join(format!("d{with_delta}")), with_delta);
+        let snap = Snapshot::open(&chunk, 1 << 20).unwrap();
+        assert!(snap.store.base.num_row_groups() > 20);
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(300));
+        runner
+            .run(&pattern(), |pat| {
+                check(&snap, pat);
+                check_sparql(&snap, pat);
+                Ok(())
+            })
+            .unwrap();
+    }
+}
