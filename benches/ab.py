@@ -18,6 +18,7 @@ READS = [
     ("SELECT * LIMIT 10", ["query", "{store}", "--format", "tsv", "-e", "SELECT * WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }} LIMIT 10"]),
     ("COUNT of one class", ["query", "{store}", "--format", "tsv", "-e", "SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH ?g {{ ?x a {klass} }} }}"]),
     ("COUNT(*) of everything", ["query", "{store}", "--format", "tsv", "-e", "SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}"]),
+    ("SELECT DISTINCT ?p", ["query", "{store}", "--format", "tsv", "-e", "SELECT DISTINCT ?p WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}"]),
     ("quads of one subject (SPARQL)", ["query", "{store}", "--format", "tsv", "-e", "SELECT * WHERE {{ GRAPH ?g {{ {subject} ?p ?o }} }}"]),
     ("verify", ["verify", "{store}"]),
 ]

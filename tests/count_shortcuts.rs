@@ -25,17 +25,31 @@ fn key(q: &ViewQuad) -> Key {
     (t(&q.s), t(&q.p), t(&q.o), q.g.as_ref().map(t))
 }
 
+/// Which graphs the quads go in.
+#[derive(Clone, Copy)]
+enum Layout {
+    Mixed,
+    NamedOnly,
+    DefaultOnly,
+}
+
 fn store(dir: &std::path::Path, with_delta: bool) -> std::path::PathBuf {
+    store_in(dir, with_delta, Layout::Mixed)
+}
+
+fn store_in(dir: &std::path::Path, with_delta: bool, layout: Layout) -> std::path::PathBuf {
     let mut text = String::new();
     for i in 0..3000 {
-        let g = match i % 3 {
-            0 => String::new(),
-            k => format!(" <http://x/g{k}>"),
+        let g = match (layout, i % 3) {
+            (Layout::DefaultOnly, _) | (Layout::Mixed, 0) => String::new(),
+            (Layout::NamedOnly, 0) => " <http://x/g3>".to_string(),
+            (_, k) => format!(" <http://x/g{k}>"),
         };
         // Subjects repeat over a few rows; objects mix IRIs and literals.
         let o =
             if i % 4 == 0 { format!("<http://x/s{:04}>", (i * 7) % 500) } else { format!("\"v{}\"", i % 50) };
-        text.push_str(&format!("<http://x/s{:04}> <http://x/p{}> {o}{g} .\n", i / 6, i % 5));
+        let p = if i % 15 == 0 { 5 } else { i % 5 };
+        text.push_str(&format!("<http://x/s{:04}> <http://x/p{p}> {o}{g} .\n", i / 6));
     }
     std::fs::create_dir_all(dir).unwrap();
     let nq = dir.join("in.nq");
@@ -158,4 +172,53 @@ fn counts_and_rows_equal_a_brute_force_filter_with_and_without_a_delta() {
             })
             .unwrap();
     }
+}
+
+/// `SELECT DISTINCT ?p` / `?g` from the dictionaries equals full
+/// evaluation, whether or not the shortcut may apply: default and named
+/// graphs mixed, named only, default only; with a delta (never applies).
+#[test]
+fn distinct_predicates_and_graphs_equal_full_evaluation() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = [
+        "SELECT DISTINCT ?p WHERE { ?s ?p ?o }",
+        "SELECT DISTINCT ?p WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "SELECT DISTINCT ?p WHERE { GRAPH <http://x/g1> { ?s ?p ?o } }",
+        "SELECT DISTINCT ?p WHERE { ?s ?p ?p }",
+    ];
+    let layouts = [
+        (Layout::Mixed, false),
+        (Layout::NamedOnly, false),
+        (Layout::DefaultOnly, false),
+        (Layout::Mixed, true),
+        (Layout::NamedOnly, true),
+    ];
+    let mut answered = 0;
+    for (i, (layout, with_delta)) in layouts.into_iter().enumerate() {
+        let chunk = store_in(&dir.path().join(format!("s{i}")), with_delta, layout);
+        let snap = Snapshot::open(&chunk, 1 << 20).unwrap();
+        for text in queries {
+            for union in [false, true] {
+                let answer = |no_shortcuts: bool| {
+                    let opts = QueryOptions {
+                        format: Some(OutputFormat::Tsv),
+                        union_default_graph: union,
+                        no_shortcuts,
+                        ..QueryOptions::default()
+                    };
+                    let mut out = Vec::new();
+                    run_query(&snap.store, &snap.overlay, &snap.cache, text, &opts, &mut out).unwrap();
+                    let mut lines: Vec<String> =
+                        String::from_utf8(out).unwrap().lines().map(String::from).collect();
+                    lines.sort();
+                    lines
+                };
+                let full = answer(true);
+                answered += usize::from(full.len() > 1);
+                assert_eq!(answer(false), full, "{text} (store {i}, union default graph: {union})");
+            }
+        }
+    }
+    assert!(answered >= 20, "most answers are not empty: {answered}");
 }

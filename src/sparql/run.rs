@@ -165,11 +165,9 @@ pub fn run_query(
         union_default_graph,
         named: Default::default(),
     };
-    let shortcut = (!opts.no_shortcuts && !opts.explain).then(|| super::shortcut::count_of(&query)).flatten();
-    if let Some(count) = shortcut {
-        let n = count.count(&dataset).map_err(QueryError::Store)?;
+    if let Some(results) = shortcut(&query, &dataset, opts)? {
         let evaluation = |e: spareval::QueryEvaluationError| QueryError::Evaluation(e.to_string());
-        let rows = write_results(count.solution(n).into(), opts, out, &evaluation)?;
+        let rows = write_results(results, opts, out, &evaluation)?;
         return Ok(QuerySummary { rows, explain: explain.into_inner(), plan: None });
     }
     let token = CancellationToken::new();
@@ -211,6 +209,28 @@ pub fn run_query(
     }
     let explain = explain.into_inner();
     Ok(QuerySummary { rows, explain, plan })
+}
+
+/// The answer from `sparql::shortcut`, when one applies.
+fn shortcut(
+    query: &spargebra::Query,
+    dataset: &StoreDataset,
+    opts: &QueryOptions,
+) -> Result<Option<QueryResults<'static>>, QueryError> {
+    use super::shortcut::{count_of, distinct_of};
+    if opts.no_shortcuts || opts.explain {
+        return Ok(None);
+    }
+    if let Some(count) = count_of(query) {
+        let n = count.count(dataset).map_err(QueryError::Store)?;
+        return Ok(Some(count.solution(n).into()));
+    }
+    if let Some(distinct) = distinct_of(query) {
+        if let Some(values) = distinct.values(dataset).map_err(QueryError::Store)? {
+            return Ok(Some(distinct.solutions(values).into()));
+        }
+    }
+    Ok(None)
 }
 
 fn write_results(

@@ -8,8 +8,15 @@
 //! only bound columns, or nothing when a sidecar already holds the rows).
 //! The shape is matched exactly (no FROM, no repeated variable, no other
 //! aggregate or grouping), and the same dataset call a plain evaluation
-//! makes is counted, union default graph included. `tests/count_shortcuts.rs`
-//! checks both against each other over base ⊕ delta.
+//! makes is counted, union default graph included.
+//!
+//! `SELECT DISTINCT ?p WHERE { ?s ?p ?o }` (and `?g` under `GRAPH ?g`) is
+//! the predicate (graph) dictionary, each token kept when `.presence` shows
+//! it in some row group — when the version's digests prove the sidecars were
+//! built from this base, no delta is visible, and the graphs the pattern
+//! ranges over are all the graphs the base has. Otherwise the query is
+//! evaluated. `tests/count_shortcuts.rs` checks both shortcuts against full
+//! evaluation over base ⊕ delta.
 
 use std::sync::Arc;
 
@@ -19,8 +26,9 @@ use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::Query;
 
 use super::dataset::StoreDataset;
+use crate::format::term::DEFAULT_GRAPH;
 use crate::store::StoreError;
-use crate::view::terms::Tok;
+use crate::view::terms::{from_token, Tok};
 
 /// A `COUNT(*)` of one triple pattern, bound to `var`.
 pub struct CountOf {
@@ -117,5 +125,90 @@ impl CountOf {
         let vars: Arc<[Variable]> = Arc::from(vec![self.var.clone()]);
         let value = Term::Literal(Literal::from(n as i64));
         spareval::QuerySolutionIter::from_tuples(vars, std::iter::once(Ok(vec![Some(value)])))
+    }
+}
+
+/// `SELECT DISTINCT ?v WHERE { … }` over one pattern of distinct variables,
+/// `?v` its predicate or graph.
+pub struct DistinctOf {
+    pub var: Variable,
+    /// 1: the predicate, 3: the graph.
+    col: usize,
+    /// Under `GRAPH ?g`.
+    named_only: bool,
+}
+
+/// The query's shape, when it is exactly the distinct predicates or graphs
+/// of a pattern of variables alone.
+pub fn distinct_of(query: &Query) -> Option<DistinctOf> {
+    let Query::Select { dataset: None, pattern: GraphPattern::Distinct { inner }, .. } = query else {
+        return None;
+    };
+    let GraphPattern::Project { inner, variables } = &**inner else { return None };
+    let [var] = variables.as_slice() else { return None };
+    let (graph, bgp) = match &**inner {
+        GraphPattern::Graph { name, inner } => (Some(name), &**inner),
+        other => (None, other),
+    };
+    let GraphPattern::Bgp { patterns } = bgp else { return None };
+    let [t] = patterns.as_slice() else { return None };
+    let all_vars = matches!(t.subject, TermPattern::Variable(_))
+        && matches!(t.predicate, NamedNodePattern::Variable(_))
+        && matches!(t.object, TermPattern::Variable(_))
+        && graph.is_none_or(|g| matches!(g, NamedNodePattern::Variable(_)));
+    if !all_vars || !distinct_variables(t, graph) {
+        return None;
+    }
+    let is = |p: &NamedNodePattern| matches!(p, NamedNodePattern::Variable(v) if v == var);
+    let col = if is(&t.predicate) {
+        1
+    } else if graph.is_some_and(is) {
+        3
+    } else {
+        return None;
+    };
+    Some(DistinctOf { var: var.clone(), col, named_only: graph.is_some() })
+}
+
+impl DistinctOf {
+    /// The distinct values from the sidecars, or `None` when they cannot
+    /// say (see the module comment): the query is then evaluated.
+    pub fn values(&self, dataset: &StoreDataset) -> Result<Option<Vec<Term>>, StoreError> {
+        let sc = &dataset.store.sidecars;
+        let (Some(dict), Some(presence), Some(graphs)) =
+            (sc.dict(self.col), sc.presence(self.col), sc.dict(3))
+        else {
+            return Ok(None);
+        };
+        if !sc.verified || !dataset.overlay.graphs.is_empty() {
+            return Ok(None);
+        }
+        let has_default = graphs.find(DEFAULT_GRAPH.as_bytes())?.is_some();
+        let only_default = has_default && graphs.len() == 1;
+        // The graphs the pattern ranges over must be every graph of the base.
+        let every_graph =
+            if self.named_only { !has_default } else { dataset.union_default_graph || only_default };
+        if !every_graph {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        for id in 0..dict.len() as u32 {
+            let token = dict.token(id)?;
+            let present =
+                (0..presence.num_rgs).map(|rg| presence.get(rg, id)).collect::<Result<Vec<_>, _>>()?;
+            if token == DEFAULT_GRAPH.as_bytes() || !present.contains(&true) {
+                continue;
+            }
+            match from_token(token) {
+                Some(t) => out.push(t),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    pub fn solutions(&self, values: Vec<Term>) -> spareval::QuerySolutionIter<'static> {
+        let vars: Arc<[Variable]> = Arc::from(vec![self.var.clone()]);
+        spareval::QuerySolutionIter::from_tuples(vars, values.into_iter().map(|t| Ok(vec![Some(t)])))
     }
 }
