@@ -154,6 +154,10 @@ impl<'s> Group<'s> {
                 return Ok(ids);
             }
         }
+        if !self.cache.first_touch((rg, col)) {
+            let c = self.cache.ids(self.store, dict, rg, col, ex)?;
+            return Ok(Some(at.iter().map(|&r| c[r as usize]).collect()));
+        }
         let (mut fault, mut hint) = (None, 0);
         let ids = self.store.base.read_ids_at(rg, col, at, &mut |t| {
             dict.find_near(t, &mut hint).unwrap_or_else(|e| {
@@ -255,7 +259,14 @@ impl<'s> Group<'s> {
         ex: &mut Explain,
     ) -> Result<Option<Vec<bool>>, StoreError> {
         let rg = self.rg;
-        if let (Some(ids), Some(Cached::Ids(c))) = (&b.ids, self.cache.lookup((rg, b.col), ex)) {
+        let cached = match (&b.ids, self.dicts) {
+            (Some(_), Some(d)) if !self.cache.holds((rg, b.col)) && !self.cache.first_touch((rg, b.col)) => {
+                Some(Cached::Ids(self.cache.ids(self.store, d[b.col], rg, b.col, ex)?))
+            }
+            (Some(_), _) => self.cache.lookup((rg, b.col), ex),
+            (None, _) => None,
+        };
+        if let (Some(ids), Some(Cached::Ids(c))) = (&b.ids, cached) {
             let hit = |r: usize| ids.contains(&c[r]);
             return Ok(Some(match at {
                 Some(at) => at.iter().map(|&r| hit(r as usize)).collect(),

@@ -152,6 +152,8 @@ struct CacheInner {
     map: HashMap<(usize, usize), (Cached, usize)>,
     order: VecDeque<(usize, usize)>,
     used: usize,
+    /// Columns read sparsely once: the next read decodes and caches them.
+    touched: std::collections::HashSet<(usize, usize)>,
 }
 
 impl ColumnCache {
@@ -170,6 +172,14 @@ impl ColumnCache {
             ex.cache_hits += 1;
         }
         hit
+    }
+
+    /// True the first time a column is asked for this way: a few cells are
+    /// then read without caching the column (a one-off lookup); a column
+    /// asked for again (a join probing the same row group) is decoded whole
+    /// and cached.
+    fn first_touch(&self, key: (usize, usize)) -> bool {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).touched.insert(key)
     }
 
     /// Whether `key` is cached (no hit is counted).
