@@ -137,19 +137,22 @@ fn check_sparql(snap: &Snapshot, pat: [(u8, u16); 4]) {
     };
     let text = format!("SELECT (COUNT(*) AS ?n) WHERE {{ {body} }}");
     for union in [false, true] {
-        let answer = |no_shortcuts: bool| {
-            let opts = QueryOptions {
-                format: Some(OutputFormat::Tsv),
-                union_default_graph: union,
-                no_shortcuts,
-                ..QueryOptions::default()
-            };
-            let mut out = Vec::new();
-            run_query(&snap.store, &snap.overlay, &snap.cache, &text, &opts, &mut out).unwrap();
-            String::from_utf8(out).unwrap()
-        };
+        let answer = |no_shortcuts| tsv_answer(snap, &text, union, no_shortcuts);
         assert_eq!(answer(false), answer(true), "{text} (union default graph: {union})");
     }
+}
+
+/// `text`'s answer as TSV, with or without the shortcuts.
+fn tsv_answer(snap: &Snapshot, text: &str, union: bool, no_shortcuts: bool) -> String {
+    let opts = QueryOptions {
+        format: Some(OutputFormat::Tsv),
+        union_default_graph: union,
+        no_shortcuts,
+        ..QueryOptions::default()
+    };
+    let mut out = Vec::new();
+    run_query(&snap.store, &snap.overlay, &snap.cache, text, &opts, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
 }
 
 fn pattern() -> impl Strategy<Value = [(u8, u16); 4]> {
@@ -200,17 +203,9 @@ fn distinct_predicates_and_graphs_equal_full_evaluation() {
         let snap = Snapshot::open(&chunk, 1 << 20).unwrap();
         for text in queries {
             for union in [false, true] {
-                let answer = |no_shortcuts: bool| {
-                    let opts = QueryOptions {
-                        format: Some(OutputFormat::Tsv),
-                        union_default_graph: union,
-                        no_shortcuts,
-                        ..QueryOptions::default()
-                    };
-                    let mut out = Vec::new();
-                    run_query(&snap.store, &snap.overlay, &snap.cache, text, &opts, &mut out).unwrap();
+                let answer = |no_shortcuts| {
                     let mut lines: Vec<String> =
-                        String::from_utf8(out).unwrap().lines().map(String::from).collect();
+                        tsv_answer(&snap, text, union, no_shortcuts).lines().map(String::from).collect();
                     lines.sort();
                     lines
                 };

@@ -7,8 +7,6 @@
 //! offsets at their computed values, bounds ending at the file's end), so
 //! decode→encode is the identity on every file we accept.
 
-use std::sync::Arc;
-
 use super::cursor::{Cursor, Decoded, RawSource};
 use super::error::{ErrorKind, FormatError, Result};
 use super::span::Role;
@@ -19,57 +17,6 @@ pub const MAGIC: [u8; 4] = *b"COTD";
 pub const LEGACY_MAGIC: [u8; 4] = *b"COKD";
 pub const HEADER_LEN: u64 = 32;
 
-/// Token bytes: owned, or a window on a shared buffer (a mapped sidecar), so
-/// opening a store does not copy megabytes of tokens it may never touch.
-#[derive(Clone)]
-pub struct TokenBytes {
-    owner: Arc<dyn AsRef<[u8]> + Send + Sync>,
-    start: usize,
-    end: usize,
-}
-
-impl TokenBytes {
-    /// `owner[start..end]`; the caller has checked the range.
-    pub fn shared(owner: Arc<dyn AsRef<[u8]> + Send + Sync>, start: usize, end: usize) -> Self {
-        assert!(start <= end && end <= (*owner).as_ref().len(), "token window out of range");
-        TokenBytes { owner, start, end }
-    }
-}
-
-impl std::ops::Deref for TokenBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &(*self.owner).as_ref()[self.start..self.end]
-    }
-}
-
-impl From<Vec<u8>> for TokenBytes {
-    fn from(v: Vec<u8>) -> Self {
-        let end = v.len();
-        TokenBytes { owner: Arc::new(v), start: 0, end }
-    }
-}
-
-impl Default for TokenBytes {
-    fn default() -> Self {
-        Vec::new().into()
-    }
-}
-
-impl PartialEq for TokenBytes {
-    fn eq(&self, other: &Self) -> bool {
-        **self == **other
-    }
-}
-
-impl Eq for TokenBytes {}
-
-impl std::fmt::Debug for TokenBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "TokenBytes({} bytes)", self.len())
-    }
-}
-
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Dict {
     /// The header's pad word; writers put 0 there, readers ignore it.
@@ -77,7 +24,7 @@ pub struct Dict {
     /// `ids[i]` = id of the token at sorted position i (identity for our writer).
     pub ids: Vec<u32>,
     /// Token bytes concatenated in id order.
-    pub data: TokenBytes,
+    pub data: Vec<u8>,
     /// `ends[k]` = end of token k inside `data` (start is `ends[k-1]` or 0).
     pub ends: Vec<usize>,
 }
@@ -92,7 +39,7 @@ impl Dict {
             data.extend_from_slice(t);
             d.ends.push(data.len());
         }
-        d.data = data.into();
+        d.data = data;
         d.ids = (0..d.ends.len() as u32).collect();
         d
     }
@@ -164,20 +111,7 @@ pub fn encode(d: &Dict) -> Vec<u8> {
 pub fn decode(bytes: &[u8]) -> Decoded<Dict> {
     let src = RawSource(bytes);
     let mut c = Cursor::new(&src, true);
-    let result = decode_inner(&mut c, None, true);
-    Decoded { result, spans: c.spans }
-}
-
-/// Decodes a dictionary whose token bytes stay in `file` (a mapped sidecar)
-/// instead of being copied. `trusted` skips the O(bytes) checks (UTF-8,
-/// order, the ids permutation) for a file whose content digest has just
-/// matched the one recorded when it was written and checked; the layout
-/// checks always run. Records no spans (the read path has no use for them).
-pub fn decode_shared(file: Arc<dyn AsRef<[u8]> + Send + Sync>, trusted: bool) -> Decoded<Dict> {
-    let bytes: &[u8] = (*file).as_ref();
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, false);
-    let result = decode_inner(&mut c, Some(file.clone()), !trusted);
+    let result = decode_inner(&mut c);
     Decoded { result, spans: c.spans }
 }
 
@@ -223,17 +157,13 @@ pub fn decode_header(bytes: &[u8]) -> Result<u64> {
     Ok(header(&mut c)?.0)
 }
 
-fn decode_inner(
-    c: &mut Cursor<RawSource>,
-    shared: Option<Arc<dyn AsRef<[u8]> + Send + Sync>>,
-    validate: bool,
-) -> Result<Dict> {
+fn decode_inner(c: &mut Cursor<RawSource>) -> Result<Dict> {
     let (n, pad) = header(c)?;
 
     let ids_at = c.here();
     let ids = c.u32_array(n, "ids[]", Role::Value)?;
-    let mut seen = vec![false; if validate { n as usize } else { 0 }];
-    for (i, &id) in ids.iter().enumerate().filter(|_| validate) {
+    let mut seen = vec![false; n as usize];
+    for (i, &id) in ids.iter().enumerate() {
         if u64::from(id) >= n || std::mem::replace(&mut seen[id as usize], true) {
             let e = FormatError::structure(
                 ids_at + 4 * i as u64,
@@ -276,16 +206,9 @@ fn decode_inner(
         return Err(c.fail(e));
     }
     let (dstart, dend) = c.skip((last - base) as usize, "tokens", Role::Payload)?;
-    let data = match shared {
-        Some(file) => TokenBytes::shared(file, dstart, dend),
-        None => c.raw_bytes(dstart, dend).to_vec().into(),
-    };
+    let data = c.raw_bytes(dstart, dend).to_vec();
     let ends: Vec<usize> = bounds[1..].iter().map(|&b| (b - base) as usize).collect();
     let d = Dict { pad, ids, data, ends };
-    if !validate {
-        c.expect_end()?;
-        return Ok(d);
-    }
     if let Some(k) = (0..d.len()).find(|&k| std::str::from_utf8(d.token(k)).is_err()) {
         return Err(c.fail(FormatError::structure(bounds[k], format!("token[{k}]"), "not valid UTF-8")));
     }

@@ -27,6 +27,7 @@ use spargebra::Query;
 
 use super::dataset::StoreDataset;
 use crate::format::term::DEFAULT_GRAPH;
+use crate::store::sidecars::mapped::PresenceMap;
 use crate::store::StoreError;
 use crate::view::terms::{from_token, Tok};
 
@@ -69,8 +70,8 @@ pub fn count_of(query: &Query) -> Option<CountOf> {
 /// Every variable and blank node occurs once: a repeated one is a join
 /// condition the count would not apply.
 fn distinct_variables(t: &TriplePattern, graph: Option<&NamedNodePattern>) -> bool {
-    let mut names: Vec<String> = Vec::new();
-    let mut open = |name: Option<String>| name.is_none_or(|n| !names.contains(&n) && (names.push(n), true).1);
+    let mut names = std::collections::HashSet::new();
+    let mut open = |name: Option<String>| name.is_none_or(|n| names.insert(n));
     let term = |p: &TermPattern| match p {
         TermPattern::Variable(v) => Some(format!("?{}", v.as_str())),
         TermPattern::BlankNode(b) => Some(format!("_:{}", b.as_str())),
@@ -194,9 +195,7 @@ impl DistinctOf {
         let mut out = Vec::new();
         for id in 0..dict.len() as u32 {
             let token = dict.token(id)?;
-            let present =
-                (0..presence.num_rgs).map(|rg| presence.get(rg, id)).collect::<Result<Vec<_>, _>>()?;
-            if token == DEFAULT_GRAPH.as_bytes() || !present.contains(&true) {
+            if token == DEFAULT_GRAPH.as_bytes() || !in_some_row_group(presence, id)? {
                 continue;
             }
             match from_token(token) {
@@ -211,4 +210,14 @@ impl DistinctOf {
         let vars: Arc<[Variable]> = Arc::from(vec![self.var.clone()]);
         spareval::QuerySolutionIter::from_tuples(vars, values.into_iter().map(|t| Ok(vec![Some(t)])))
     }
+}
+
+/// Whether `.presence` shows token `id` in any row group.
+fn in_some_row_group(presence: &PresenceMap, id: u32) -> Result<bool, StoreError> {
+    for rg in 0..presence.num_rgs {
+        if presence.get(rg, id)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }

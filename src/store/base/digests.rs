@@ -84,8 +84,9 @@ fn span_of(bytes: &[u8], offset: u64, len: u64) -> Option<Span> {
     Some(Span { offset, len, xxh64: xxh64(slice) })
 }
 
-/// Digests of the base and sidecars in `dir` as they are now.
-pub fn compute(dir: &Path) -> Result<Digests, StoreError> {
+/// Digests of the base in `dir` as it is now, and of its sidecars as
+/// `tables` found them (each sidecar is read once for both files).
+fn compute(dir: &Path, tables: &[Table]) -> Result<Digests, StoreError> {
     let base_path = dir.join(BASE);
     // Mapped: the base can be larger than the memory limit.
     let mapped = map_file(&base_path).map_err(|e| StoreError::io(&base_path, e))?;
@@ -112,14 +113,13 @@ pub fn compute(dir: &Path) -> Result<Digests, StoreError> {
     let last_chunk_end = chunks.iter().map(|c| c.span.offset + c.span.len).max().unwrap_or(4);
     let between =
         (last_chunk_end < fo).then(|| span_of(bytes, last_chunk_end, fo - last_chunk_end)).flatten();
-    let mut sidecars = BTreeMap::new();
-    for suffix in SUFFIXES {
-        let path = dir.join(format!("{BASE}{suffix}"));
-        if let Ok(b) = map_file(&path) {
-            let b: &[u8] = (*b).as_ref();
-            sidecars.insert(suffix.to_string(), Span { offset: 0, len: b.len() as u64, xxh64: xxh64(b) });
-        }
-    }
+    let sidecars = tables
+        .iter()
+        .map(|t| {
+            let span = Span { offset: 0, len: t.file_len, xxh64: format!("{:016x}", t.file_xxh64) };
+            (SUFFIXES[t.sidecar as usize].to_string(), span)
+        })
+        .collect();
     Ok(Digests {
         schema: SCHEMA.into(),
         algorithm: "xxh64".into(),
@@ -133,8 +133,10 @@ pub fn compute(dir: &Path) -> Result<Digests, StoreError> {
 /// a reader uses it only when the JSON's whole-file digest of the same
 /// sidecar agrees with the one the table was made for.
 pub fn write(dir: &Path) -> Result<Digests, StoreError> {
-    write_blocks(dir)?;
-    let d = compute(dir)?;
+    let tables = sidecar_tables(dir)?;
+    let path = dir.join(BLOCKS);
+    write_synced(&path, &crate::format::blocks::encode(&tables)).map_err(|e| StoreError::write(&path, e))?;
+    let d = compute(dir, &tables)?;
     let path = dir.join(DIGESTS);
     let mut text = serde_json::to_string_pretty(&d).unwrap_or_default();
     text.push('\n');
@@ -142,8 +144,9 @@ pub fn write(dir: &Path) -> Result<Digests, StoreError> {
     Ok(d)
 }
 
-/// Writes `dir/cottas-tui.blocks` for the sidecars in `dir` as they are now.
-pub fn write_blocks(dir: &Path) -> Result<(), StoreError> {
+/// The whole-file digest and block table of each sidecar in `dir`, as
+/// they are now: one pass over each file.
+fn sidecar_tables(dir: &Path) -> Result<Vec<Table>, StoreError> {
     let mut tables = Vec::new();
     for (i, suffix) in SUFFIXES.iter().enumerate() {
         let path = dir.join(format!("{BASE}{suffix}"));
@@ -153,8 +156,7 @@ pub fn write_blocks(dir: &Path) -> Result<(), StoreError> {
             Err(e) => return Err(StoreError::io(&path, e)),
         }
     }
-    let path = dir.join(BLOCKS);
-    write_synced(&path, &crate::format::blocks::encode(&tables)).map_err(|e| StoreError::write(&path, e))
+    Ok(tables)
 }
 
 /// The digest file of `dir`, if any. One that exists but does not parse is

@@ -74,7 +74,7 @@ impl IdCollector {
         self.stream.flush()?;
         drop(self.stream);
         let mut s = Dict::default();
-        s.data = self.subjects.into();
+        s.data = self.subjects;
         s.ends = self.subject_ends;
         s.ids = (0..s.ends.len() as u32).collect();
         let mut ranks: Vec<Vec<u32>> = Vec::with_capacity(3);
