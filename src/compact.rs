@@ -442,7 +442,7 @@ struct Fold<'a> {
 /// the first base row that is not after the previous one.
 fn fold_sorted(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<Option<Written>, StoreError> {
     let Fold { dir, spill, store, overlay, opts } = *fold;
-    let mut sink = VersionSink::create(dir, spill, &opts.base)?;
+    let mut sink = VersionSink::create(dir, spill, &opts.base, opts.memory_limit / 4)?;
     let base_path = dir.join(BASE);
     let sink_err = |e: std::io::Error| StoreError::write(&base_path, e);
     let mut merge = RowMerge::new(overlay);
@@ -497,7 +497,7 @@ fn fold_by_sorting(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Resu
     for row in merge.added() {
         sorter.push(row).map_err(spill_err)?;
     }
-    let mut sink = VersionSink::create(dir, spill, &opts.base)?;
+    let mut sink = VersionSink::create(dir, spill, &opts.base, opts.memory_limit / 4)?;
     let mut cols: [Vec<u8>; 4] = Default::default();
     sorter
         .finish(|key| {

@@ -107,7 +107,7 @@ fn check_facts(chunk: &Path, i: usize, during: bool, total: usize, when: &str) {
 /// `verify` (and, when `deep`, `verify --deep`) finds nothing.
 fn check_clean(chunk: &Path, deep_too: bool, when: &str) {
     for deep in [false, deep_too] {
-        let r = verify::verify(chunk, VerifyOptions { deep }).unwrap();
+        let r = verify::verify(chunk, VerifyOptions { deep, ..VerifyOptions::default() }).unwrap();
         assert!(r.is_clean(), "{when}: verify{}: {:?}", if deep { " --deep" } else { "" }, r.findings);
     }
 }

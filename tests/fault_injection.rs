@@ -128,7 +128,8 @@ struct Tally {
 }
 
 fn has_error(chunk: &Path, deep: bool) -> bool {
-    let r = verify::verify(chunk, VerifyOptions { deep }).expect("verify runs on a damaged store");
+    let r = verify::verify(chunk, VerifyOptions { deep, ..VerifyOptions::default() })
+        .expect("verify runs on a damaged store");
     r.findings.iter().any(|f| f.severity == Severity::Error)
 }
 
@@ -136,7 +137,8 @@ fn has_error(chunk: &Path, deep: bool) -> bool {
 fn every_damage_is_found_and_no_query_answers_wrong() {
     let dir = tempfile::tempdir().unwrap();
     let chunk = fixture(dir.path());
-    let pristine_report = verify::verify(&chunk, VerifyOptions { deep: true }).unwrap();
+    let pristine_report =
+        verify::verify(&chunk, VerifyOptions { deep: true, ..VerifyOptions::default() }).unwrap();
     assert!(pristine_report.is_clean(), "the fixture is clean: {:?}", pristine_report.findings);
     let expected: Vec<Vec<Vec<String>>> = answers(&chunk)
         .into_iter()
@@ -246,7 +248,10 @@ fn every_damage_is_found_and_no_query_answers_wrong() {
         }
         std::fs::write(file, &original).unwrap();
     }
-    assert!(verify::verify(&chunk, VerifyOptions { deep: true }).unwrap().is_clean(), "restored");
+    assert!(
+        verify::verify(&chunk, VerifyOptions { deep: true, ..VerifyOptions::default() }).unwrap().is_clean(),
+        "restored"
+    );
 
     let pct = |a: usize, b: usize| {
         if b == 0 {

@@ -170,6 +170,25 @@ fn sidecar_damage_is_found_and_rebuilt_with_a_backup() {
     assert!(walk(&chunk.join("cottas-tui-backups")).iter().any(|p| std::fs::read(p).unwrap() == bytes));
 }
 
+/// A sidecar whose digests were written after it went wrong (what a writer
+/// bug would leave): only the comparison with the rows can see it, and it
+/// names the file and the first wrong byte.
+#[test]
+fn a_sidecar_that_disagrees_with_the_rows_is_found_even_when_its_digests_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = sample_store(dir.path());
+    let v1 = chunk.join("v1");
+    let offsets = v1.join("data.cottas.s.offsets");
+    let mut bytes = std::fs::read(&offsets).unwrap();
+    bytes[16 + 8] ^= 0x01; // the end row of subject 0
+    std::fs::write(&offsets, &bytes).unwrap();
+    cottas_tui::store::base::digests::write(&v1).unwrap();
+    let out = text(&run(&["verify"], &chunk));
+    assert!(!out.contains("error[digest]") && !out.contains("error[blocks]"), "{out}");
+    assert!(out.contains("error[s-offsets]") && out.contains("at byte 24"), "{out}");
+    assert!(out.contains("next: cottas-tui repair rebuild-sidecars"), "{out}");
+}
+
 #[test]
 fn markers_and_current_are_checked() {
     let dir = tempfile::tempdir().unwrap();

@@ -15,17 +15,24 @@ use crate::store::versions::layout::{self, LOG};
 use crate::store::versions::open::read_marker;
 use crate::triage::repair::{self, Applied, RepairPlan};
 use crate::triage::verify::{self, Report, Severity, VerifyOptions};
+use std::io::IsTerminal;
 
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
     /// A chunk dir (every version, `current`, the log) or one version dir.
     pub target: PathBuf,
-    /// Also rebuild every sidecar in memory and compare it byte for byte.
+    /// Versions written by cottas-tui are always compared with the sidecars
+    /// their rows give (streamed); this does it for other producers' versions
+    /// too, in memory.
     #[arg(long)]
     pub deep: bool,
     /// Machine-readable report (schema `cottas-tui.verify/1`).
     #[arg(long)]
     pub json: bool,
+    /// Memory for the comparison's dictionaries before they spill to temp
+    /// files (e.g. 512M, 2G).
+    #[arg(long, default_value = "1G", value_parser = crate::cli::store_cmds::parse_size)]
+    pub memory_limit: usize,
 }
 
 pub fn print_report(r: &Report, out: &mut impl Write) -> std::io::Result<()> {
@@ -68,8 +75,22 @@ pub fn print_report(r: &Report, out: &mut impl Write) -> std::io::Result<()> {
     }
 }
 
+/// One line on a terminal, rewritten in place: how far the rows are read.
+fn show_progress(done: u64, all: u64) {
+    if done == all || done.is_multiple_of(8) {
+        let pct = (done * 100).checked_div(all).unwrap_or(100);
+        eprint!("\r\x1b[2Kverify: row group {done}/{all} ({pct}%)");
+    }
+}
+
 pub fn run_verify(args: &VerifyArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let report = verify::verify(&args.target, VerifyOptions { deep: args.deep })?;
+    let progress = std::io::stderr().is_terminal().then_some(show_progress as fn(u64, u64));
+    let opts = VerifyOptions { deep: args.deep, memory_limit: args.memory_limit, progress };
+    let report = verify::verify(&args.target, opts);
+    if progress.is_some() {
+        eprint!("\r\x1b[2K");
+    }
+    let report = report?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
     } else {

@@ -88,6 +88,39 @@ impl Table {
     }
 }
 
+/// A [`Table`] made from a file's bytes given in order, so a large sidecar is
+/// hashed without being held (or mapped) whole.
+pub struct TableBuilder {
+    sidecar: u32,
+    len: u64,
+    whole: twox_hash::XxHash64,
+    digests: Vec<u64>,
+}
+
+impl TableBuilder {
+    pub fn new(sidecar: u32) -> Self {
+        TableBuilder { sidecar, len: 0, whole: twox_hash::XxHash64::with_seed(0), digests: Vec::new() }
+    }
+
+    /// The next bytes of the file. Every piece but the last must be a
+    /// multiple of [`BLOCK_SIZE`] long, so pieces end on block boundaries.
+    pub fn feed(&mut self, piece: &[u8]) {
+        debug_assert_eq!(self.len % u64::from(BLOCK_SIZE), 0, "pieces end on block boundaries");
+        std::hash::Hasher::write(&mut self.whole, piece);
+        self.digests.extend(table_of(piece, BLOCK_SIZE));
+        self.len += piece.len() as u64;
+    }
+
+    pub fn finish(self) -> Table {
+        Table {
+            sidecar: self.sidecar,
+            file_len: self.len,
+            file_xxh64: std::hash::Hasher::finish(&self.whole),
+            digests: self.digests,
+        }
+    }
+}
+
 /// The file holding `tables`, in the order given.
 pub fn encode(tables: &[Table]) -> Vec<u8> {
     let header_end = HEADER_LEN + ENTRY_LEN * tables.len() as u64;
@@ -230,6 +263,20 @@ mod tests {
         let a = vec![7u8; 10_000];
         let b = b"short".to_vec();
         encode(&[Table::of(0, &a), Table::of(10, &b), Table::of(3, &[])])
+    }
+
+    #[test]
+    fn a_table_fed_in_pieces_equals_one_made_whole() {
+        let bytes: Vec<u8> = (0..3 * BLOCK_SIZE as usize + 123).map(|i| (i * 7 % 251) as u8).collect();
+        for piece in [BLOCK_SIZE as usize, 2 * BLOCK_SIZE as usize, bytes.len()] {
+            let mut b = TableBuilder::new(4);
+            bytes.chunks(piece).for_each(|p| b.feed(p));
+            let (fed, whole) = (b.finish(), Table::of(4, &bytes));
+            assert_eq!(
+                (fed.file_len, fed.file_xxh64, fed.digests),
+                (whole.file_len, whole.file_xxh64, whole.digests)
+            );
+        }
     }
 
     #[test]

@@ -87,15 +87,23 @@ pub fn data_offset(n: u64) -> u64 {
     bounds_offset(n) + 8 * (n + 1)
 }
 
+/// The [`HEADER_LEN`] bytes before `ids[]` of a dictionary of `n` tokens laid
+/// out as the writer lays it out (ids, then bounds, then token bytes).
+pub fn encode_header(n: u32, pad: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN as usize);
+    out.extend_from_slice(&MAGIC);
+    put_u32(&mut out, 1);
+    put_u32(&mut out, n);
+    put_u32(&mut out, pad);
+    put_u64(&mut out, ids_offset());
+    put_u64(&mut out, bounds_offset(u64::from(n)));
+    out
+}
+
 pub fn encode(d: &Dict) -> Vec<u8> {
     let n = d.len() as u64;
     let mut out = Vec::with_capacity((data_offset(n) as usize) + d.data.len());
-    out.extend_from_slice(&MAGIC);
-    put_u32(&mut out, 1);
-    put_u32(&mut out, n as u32);
-    put_u32(&mut out, d.pad);
-    put_u64(&mut out, ids_offset());
-    put_u64(&mut out, bounds_offset(n));
+    out.extend_from_slice(&encode_header(n as u32, d.pad));
     for &id in &d.ids {
         put_u32(&mut out, id);
     }

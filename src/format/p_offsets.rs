@@ -50,13 +50,20 @@ pub fn data_offset(cells: u64) -> u64 {
     HEADER_LEN + 8 * (cells + 1)
 }
 
+/// The [`HEADER_LEN`] bytes before the index.
+pub fn encode_header(num_rgs: u32, num_preds: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN as usize);
+    out.extend_from_slice(&MAGIC);
+    put_u32(&mut out, 1);
+    put_u32(&mut out, num_rgs);
+    put_u32(&mut out, num_preds);
+    out
+}
+
 pub fn encode(p: &POffsets) -> Vec<u8> {
     let base = data_offset(p.cells());
     let mut out = Vec::with_capacity(base as usize + 4 * p.rows.len());
-    out.extend_from_slice(&MAGIC);
-    put_u32(&mut out, 1);
-    put_u32(&mut out, p.num_rgs);
-    put_u32(&mut out, p.num_preds);
+    out.extend_from_slice(&encode_header(p.num_rgs, p.num_preds));
     for &s in &p.starts {
         put_u64(&mut out, base + 4 * s as u64);
     }

@@ -50,14 +50,21 @@ pub fn data_offset(num_rgs: u64) -> u64 {
     HEADER_LEN + 8 * (num_rgs + 1)
 }
 
+/// The [`HEADER_LEN`] bytes before `rg_offsets`.
+pub fn encode_header(num_rgs: u32, pred_dict_size: u32, obj_dict_size: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN as usize);
+    out.extend_from_slice(&MAGIC);
+    put_u32(&mut out, 1);
+    put_u32(&mut out, num_rgs);
+    put_u32(&mut out, pred_dict_size);
+    put_u32(&mut out, obj_dict_size);
+    out
+}
+
 pub fn encode(p: &PoPresence) -> Vec<u8> {
     let base = data_offset(u64::from(p.num_rgs));
     let mut out = Vec::with_capacity(base as usize + 8 * p.pairs.len());
-    out.extend_from_slice(&MAGIC);
-    put_u32(&mut out, 1);
-    put_u32(&mut out, p.num_rgs);
-    put_u32(&mut out, p.pred_dict_size);
-    put_u32(&mut out, p.obj_dict_size);
+    out.extend_from_slice(&encode_header(p.num_rgs, p.pred_dict_size, p.obj_dict_size));
     for &s in &p.starts {
         put_u64(&mut out, base + 8 * s as u64);
     }

@@ -42,12 +42,19 @@ impl Presence {
     }
 }
 
-pub fn encode(p: &Presence) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN as usize + p.bits.len());
+/// The [`HEADER_LEN`] bytes before the bitmap.
+pub fn encode_header(num_rgs: u32, num_tokens: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN as usize);
     out.extend_from_slice(&MAGIC);
     put_u32(&mut out, 1);
-    put_u32(&mut out, p.num_rgs);
-    put_u32(&mut out, p.num_tokens);
+    put_u32(&mut out, num_rgs);
+    put_u32(&mut out, num_tokens);
+    out
+}
+
+pub fn encode(p: &Presence) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN as usize + p.bits.len());
+    out.extend_from_slice(&encode_header(p.num_rgs, p.num_tokens));
     out.extend_from_slice(&p.bits);
     out
 }

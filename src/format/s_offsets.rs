@@ -42,12 +42,19 @@ impl SOffsets {
     }
 }
 
-pub fn encode(s: &SOffsets) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN as usize + 16 * s.ranges.len());
+/// The [`HEADER_LEN`] bytes before the ranges.
+pub fn encode_header(num_subjects: u32, num_rows_total: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN as usize);
     out.extend_from_slice(&MAGIC);
     put_u32(&mut out, 1);
-    put_u32(&mut out, s.ranges.len() as u32);
-    put_u32(&mut out, s.num_rows_total);
+    put_u32(&mut out, num_subjects);
+    put_u32(&mut out, num_rows_total);
+    out
+}
+
+pub fn encode(s: &SOffsets) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN as usize + 16 * s.ranges.len());
+    out.extend_from_slice(&encode_header(s.ranges.len() as u32, s.num_rows_total));
     for &(a, b) in &s.ranges {
         put_u64(&mut out, a);
         put_u64(&mut out, b);

@@ -330,7 +330,9 @@ fn run(
     });
     let v1 = tmp.join("v1");
     let base_path = v1.join(BASE);
-    let mut sink = VersionSink::create(&v1, &spill_dir, &opts.base)?;
+    // The sort holds at most half the limit while it merges; the dictionaries
+    // get a quarter, and row groups in flight fit in the rest.
+    let mut sink = VersionSink::create(&v1, &spill_dir, &opts.base, opts.memory_limit / 4)?;
     let mut cols: [Vec<u8>; 4] = Default::default();
     let merged = sorter.finish(|key| {
         if let Some(row) = sort::split_key(key) {

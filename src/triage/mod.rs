@@ -3,5 +3,6 @@
 //! under the writer lock). Above the store and the view: triage reads files
 //! the way readers do, then says what readers would stumble on.
 
+mod against_rows;
 pub mod repair;
 pub mod verify;

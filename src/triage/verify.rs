@@ -79,9 +79,21 @@ impl Report {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct VerifyOptions {
+    /// Versions this program wrote are always compared with the sidecars
+    /// their rows give; `deep` does that for other producers' versions too.
     pub deep: bool,
+    /// Bounds the comparison's dictionary maps (a quarter of it).
+    pub memory_limit: usize,
+    /// Called with (row groups done, row groups) as a version is read.
+    pub progress: Option<fn(u64, u64)>,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions { deep: false, memory_limit: 1 << 30, progress: None }
+    }
 }
 
 struct Ctx {
@@ -316,6 +328,9 @@ fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions) 
             None
         }
     };
+    if let (Some(d), Some(b)) = (&digests, &base) {
+        return verify_written_here(cx, dir, b, d, rebuild, opts);
+    }
     if let Some(d) = &digests {
         check_blocks(cx, dir, &base_path, d, rebuild.clone());
     }
@@ -337,6 +352,37 @@ fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions) 
     cross_check(cx, &base, &files, rebuild.clone());
     if opts.deep {
         deep_compare(cx, &base_path, &base, rebuild);
+    }
+}
+
+/// A version with digests (written by this program): streamed checks in
+/// bounded memory (`against_rows`), which include every check below.
+fn verify_written_here(
+    cx: &mut Ctx,
+    dir: &Path,
+    base: &Base,
+    d: &digests::Digests,
+    rebuild: Option<String>,
+    opts: VerifyOptions,
+) {
+    let progress = |done: u64, all: u64| {
+        if let Some(p) = opts.progress {
+            p(done, all)
+        }
+    };
+    let found = super::against_rows::check(base, dir, d, opts.memory_limit / 4, &progress);
+    cx.files += 1 + SUFFIXES.iter().filter(|s| dir.join(format!("{BASE}{s}")).exists()).count();
+    if dir.join(digests::BLOCKS).exists() {
+        cx.files += 1;
+    }
+    for f in found {
+        let next = match f.check {
+            "parquet-pages" | "s-order" | "io" => None,
+            _ => rebuild.clone(),
+        };
+        let severity = if f.warning { Severity::Warning } else { Severity::Error };
+        let message = strip_path(&f.message, &f.path);
+        cx.add(&f.path, f.offset, severity, f.check, message, next);
     }
 }
 

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::format::blocks::Table;
+use crate::format::blocks::{Table, TableBuilder, BLOCK_SIZE};
 use crate::store::fsutil::write_synced;
 use crate::store::sidecars::checked::map_file;
 use crate::store::sidecars::SUFFIXES;
@@ -96,11 +96,24 @@ fn compute(dir: &Path, tables: &[Table]) -> Result<Digests, StoreError> {
     let footer = span_of(bytes, fo, fl).expect("footer_span is inside the file");
     let base = crate::store::base::Base::open(&base_path)?;
     let head = span_of(bytes, 0, 4).expect("a footer means at least 12 bytes");
+    // Column chunks are read, not hashed through the mapping: only the
+    // footer's pages of a multi-GB base then count as this process's memory.
+    let file = std::fs::File::open(&base_path).map_err(|e| StoreError::io(&base_path, e))?;
+    let mut buf = Vec::new();
+    let mut read_span = |offset: u64, len: u64| -> Result<Option<Span>, StoreError> {
+        if offset.checked_add(len).is_none_or(|end| end > bytes.len() as u64) {
+            return Ok(None);
+        }
+        buf.resize(len as usize, 0);
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut buf, offset)
+            .map_err(|e| StoreError::io(&base_path, e))?;
+        Ok(Some(Span { offset, len, xxh64: xxh64(&buf) }))
+    };
     let mut chunks = Vec::new();
     for (rg, meta) in base.metadata().row_groups().iter().enumerate() {
         for (col, c) in meta.columns().iter().enumerate() {
             let (offset, len) = c.byte_range();
-            let span = span_of(bytes, offset, len).ok_or_else(|| {
+            let span = read_span(offset, len)?.ok_or_else(|| {
                 StoreError::format(
                     &base_path,
                     offset,
@@ -111,8 +124,7 @@ fn compute(dir: &Path, tables: &[Table]) -> Result<Digests, StoreError> {
         }
     }
     let last_chunk_end = chunks.iter().map(|c| c.span.offset + c.span.len).max().unwrap_or(4);
-    let between =
-        (last_chunk_end < fo).then(|| span_of(bytes, last_chunk_end, fo - last_chunk_end)).flatten();
+    let between = if last_chunk_end < fo { read_span(last_chunk_end, fo - last_chunk_end)? } else { None };
     let sidecars = tables
         .iter()
         .map(|t| {
@@ -145,18 +157,44 @@ pub fn write(dir: &Path) -> Result<Digests, StoreError> {
 }
 
 /// The whole-file digest and block table of each sidecar in `dir`, as
-/// they are now: one pass over each file.
+/// they are now: one pass over each file, read in pieces (a 100M-quad
+/// store's `.s.presence` alone is 2 GB; mapped, it would all count as this
+/// process's memory).
 fn sidecar_tables(dir: &Path) -> Result<Vec<Table>, StoreError> {
     let mut tables = Vec::new();
+    let mut piece = vec![0u8; 256 * BLOCK_SIZE as usize];
     for (i, suffix) in SUFFIXES.iter().enumerate() {
         let path = dir.join(format!("{BASE}{suffix}"));
-        match map_file(&path) {
-            Ok(b) => tables.push(Table::of(i as u32, (*b).as_ref())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        let mut file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(StoreError::io(&path, e)),
+        };
+        let mut table = TableBuilder::new(i as u32);
+        loop {
+            let n = read_full(&mut file, &mut piece).map_err(|e| StoreError::io(&path, e))?;
+            table.feed(&piece[..n]);
+            if n < piece.len() {
+                break;
+            }
         }
+        tables.push(table.finish());
     }
     Ok(tables)
+}
+
+/// Fills `buf` from `r` unless the file ends first; returns the bytes read.
+fn read_full(r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// The digest file of `dir`, if any. One that exists but does not parse is

@@ -94,6 +94,7 @@ impl<'s> Group<'s> {
     /// columns).
     fn probe_sparse(
         &self,
+        source: usize,
         cand: &[u32],
         dicts: [&DictMap; 4],
         ex: &mut Explain,
@@ -108,6 +109,19 @@ impl<'s> Group<'s> {
             bound_cols.clone().chain((0..4).filter(|c| !bound.iter().any(|b| b.col == *c))).collect();
         let mut vals: [Vec<u32>; 4] = Default::default();
         for c in order {
+            // The candidates are exactly the rows whose `source` cell is the
+            // bound term: with one id its cells are known without reading
+            // the column again (a second read would decode it whole, and a
+            // chunk's objects are spread over the whole `.o.dict`).
+            let known =
+                bound.iter().find(|b| b.col == c && c == source).and_then(|b| match b.ids.as_deref() {
+                    Some([id]) => Some(*id),
+                    _ => None,
+                });
+            if let Some(id) = known {
+                vals[c] = vec![id; at.len()];
+                continue;
+            }
             let Some(v) = self.cells_at(c, &at, dicts[c], ex)? else { return Ok(None) };
             vals[c] = v;
             let Some(want) = bound.iter().find(|b| b.col == c).map(|b| b.ids.as_deref().unwrap_or(&[]))
@@ -306,9 +320,9 @@ impl<'s> Group<'s> {
         out: &mut Vec<[u32; 4]>,
     ) -> Result<(), StoreError> {
         let (rg, rows) = (self.rg, self.rows);
-        if let Some((_, c)) = &cand {
+        if let Some((source, c)) = &cand {
             if c.len() * SPARSE <= rows {
-                if let Some(found) = self.probe_sparse(c, dicts, ex)? {
+                if let Some(found) = self.probe_sparse(*source, c, dicts, ex)? {
                     out.extend(found);
                     return Ok(());
                 }

@@ -7,11 +7,11 @@
 #[cfg(feature = "full")]
 pub mod checked;
 #[cfg(feature = "full")]
-pub mod ids;
-#[cfg(feature = "full")]
 pub mod mapped;
 #[cfg(feature = "full")]
 pub mod rebuild;
+#[cfg(feature = "full")]
+pub mod stream;
 
 use std::collections::HashMap;
 

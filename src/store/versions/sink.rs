@@ -11,9 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::store::base::writer::{BaseOptions, BaseWriter, Cells};
-use crate::store::fsutil::write_synced;
-use crate::store::sidecars;
-use crate::store::sidecars::ids::IdCollector;
+use crate::store::sidecars::stream::{Mode, SidecarWriter};
 use crate::store::versions::layout::BASE;
 use crate::store::StoreError;
 
@@ -31,14 +29,13 @@ type Columns = [Cells; 4];
 
 pub struct VersionSink {
     dir: PathBuf,
-    spill_dir: PathBuf,
     rg_size: usize,
     /// One row group's cells, one byte arena per column.
     columns: Columns,
     tx: Option<std::sync::mpsc::SyncSender<Columns>>,
     write_thread: Option<std::thread::JoinHandle<parquet::errors::Result<Vec<usize>>>>,
     /// Taken when the sidecars are built.
-    collector: Option<IdCollector>,
+    collector: Option<SidecarWriter>,
     /// Rows of each row group sent to the writer thread.
     sent: Vec<usize>,
     rows: u64,
@@ -47,8 +44,15 @@ pub struct VersionSink {
 }
 
 impl VersionSink {
-    /// Starts `dir/data.cottas`; `spill_dir` holds the id stream (deleted by the caller).
-    pub fn create(dir: &Path, spill_dir: &Path, opts: &BaseOptions) -> Result<VersionSink, StoreError> {
+    /// Starts `dir/data.cottas`; `spill_dir` holds the id stream and the
+    /// dictionary runs (deleted by the caller), spilled once the dictionary
+    /// maps hold `budget` bytes.
+    pub fn create(
+        dir: &Path,
+        spill_dir: &Path,
+        opts: &BaseOptions,
+        budget: usize,
+    ) -> Result<VersionSink, StoreError> {
         let base_path = dir.join(BASE);
         let mut writer = BaseWriter::create(&base_path, opts)
             .map_err(|e| StoreError::parquet(&base_path, "writing", e))?;
@@ -59,10 +63,10 @@ impl VersionSink {
             }
             writer.finish()
         });
-        let collector = IdCollector::new(spill_dir).map_err(|e| StoreError::io(spill_dir, e))?;
+        let collector = SidecarWriter::new(dir, spill_dir, budget, Mode::Write)
+            .map_err(|e| StoreError::io(spill_dir, e))?;
         Ok(VersionSink {
             dir: dir.to_path_buf(),
-            spill_dir: spill_dir.to_path_buf(),
             rg_size: opts.row_group_size.max(1),
             columns: Default::default(),
             tx: Some(tx),
@@ -146,29 +150,12 @@ impl VersionSink {
         Ok(Written { rows: self.rows, rg_sizes, graphs, base_bytes })
     }
 
-    /// Builds and writes the 11 sidecars, the largest on a second thread;
-    /// returns the number of named graphs.
+    /// Writes the 11 sidecars (streamed, each fsynced); returns the number
+    /// of named graphs.
     fn write_sidecars(&mut self) -> Result<u64, StoreError> {
         let collector = self.collector.take().expect("sidecars are written once");
-        let (dicts, parts) = collector.finish(&self.sent).map_err(|e| StoreError::io(&self.spill_dir, e))?;
-        let graphs =
-            dicts[3].tokens().filter(|t| *t != crate::format::term::DEFAULT_GRAPH.as_bytes()).count() as u64;
-        let sidecars = sidecars::Sidecars::new(dicts, parts);
-        let write = |i: usize| -> Result<(), StoreError> {
-            let Some(bytes) = sidecars.file(i) else { return Ok(()) };
-            let path = self.dir.join(format!("{BASE}{}", sidecars::SUFFIXES[i]));
-            write_synced(&path, &bytes).map_err(|e| StoreError::write(&path, e))
-        };
-        // The subject dictionary is about half of all sidecar bytes.
-        std::thread::scope(|s| {
-            let subjects = s.spawn(|| write(0));
-            let rest = (1..sidecars::SUFFIXES.len()).try_for_each(write);
-            subjects
-                .join()
-                .unwrap_or_else(|_| Err(StoreError::io(&self.dir, io::Error::other("panicked"))))?;
-            rest
-        })?;
-        Ok(graphs)
+        let built = collector.finish(&self.sent).map_err(|e| StoreError::write(&self.dir, e))?;
+        Ok(built.graphs)
     }
 }
 
