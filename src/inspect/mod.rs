@@ -7,6 +7,7 @@
 mod log;
 mod parquet;
 mod sidecar;
+pub mod window;
 
 use serde_json::Value;
 

@@ -35,14 +35,23 @@ pub struct Found {
 pub type OnProgress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
 /// Checks the version in `dir` (its base already opened as `base`).
-pub fn check(base: &Base, dir: &Path, d: &Digests, budget: usize, progress: OnProgress) -> Vec<Found> {
+/// `None` when the base's rows are not in SPOG order (another producer's
+/// row order, such as factoidal's `cs`): the streaming builder cannot
+/// describe them, and the caller checks such a version in memory instead.
+pub fn check(
+    base: &Base,
+    dir: &Path,
+    d: &Digests,
+    budget: usize,
+    progress: OnProgress,
+) -> Option<Vec<Found>> {
     std::thread::scope(|s| {
         let files = s.spawn(|| check_files(dir, d));
-        let mut found = against_rows(base, dir, budget, progress);
+        let mut found = against_rows(base, dir, budget, progress)?;
         found.extend(files.join().unwrap_or_else(|_| {
             vec![found_error(dir, None, "io", "the digest check stopped unexpectedly".into())]
         }));
-        found
+        Some(found)
     })
 }
 
@@ -151,17 +160,18 @@ fn block_mismatch(
 }
 
 /// Decodes every row group (on a second thread) and compares the sidecars
-/// the rows give with the files.
-fn against_rows(base: &Base, dir: &Path, budget: usize, progress: OnProgress) -> Vec<Found> {
+/// the rows give with the files; `None` at the first row out of SPOG order.
+fn against_rows(base: &Base, dir: &Path, budget: usize, progress: OnProgress) -> Option<Vec<Found>> {
     let mut found = Vec::new();
     let spill = match SpillDir::create() {
         Ok(s) => s,
-        Err(e) => return vec![found_error(&std::env::temp_dir(), None, "io", e.to_string())],
+        Err(e) => return Some(vec![found_error(&std::env::temp_dir(), None, "io", e.to_string())]),
     };
     let mut writer = match SidecarWriter::new(dir, &spill.0, budget, Mode::Compare) {
         Ok(w) => Some(w),
-        Err(e) => return vec![found_error(dir, None, "io", e.to_string())],
+        Err(e) => return Some(vec![found_error(dir, None, "io", e.to_string())]),
     };
+    let mut sorted = true;
     let n = base.num_row_groups();
     let rg_sizes: Vec<usize> = (0..n).map(|rg| base.metadata().row_group(rg).num_rows() as usize).collect();
     let (tx, rx) = sync_channel(2);
@@ -176,6 +186,9 @@ fn against_rows(base: &Base, dir: &Path, budget: usize, progress: OnProgress) ->
         });
         let (mut last, mut key, mut row) = (Vec::new(), Vec::new(), 0u64);
         for (rg, cols) in rx {
+            if !sorted {
+                break;
+            }
             progress(rg as u64 + 1, n as u64);
             let cols = match cols {
                 Ok(c) => c,
@@ -192,8 +205,7 @@ fn against_rows(base: &Base, dir: &Path, budget: usize, progress: OnProgress) ->
                 key.clear();
                 encode_key(&mut key, cells);
                 if row > 0 && key <= last {
-                    let msg = format!("row {row} is not after the row before it in SPOG order: the sidecars cannot describe these rows");
-                    found.push(found_error(base.path(), None, "s-order", msg));
+                    sorted = false;
                     writer = None;
                     break;
                 }
@@ -207,13 +219,16 @@ fn against_rows(base: &Base, dir: &Path, budget: usize, progress: OnProgress) ->
             }
         }
     });
+    if !sorted {
+        return None;
+    }
     if let Some(w) = writer {
         match w.finish(&rg_sizes) {
             Ok(built) => found.extend(built.mismatches.into_iter().map(describe)),
             Err(e) => found.push(found_error(&spill.0, None, "io", e.to_string())),
         }
     }
-    found
+    Some(found)
 }
 
 /// A mismatch as a finding named by what the file holds.

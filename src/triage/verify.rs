@@ -329,7 +329,9 @@ fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions) 
         }
     };
     if let (Some(d), Some(b)) = (&digests, &base) {
-        return verify_written_here(cx, dir, b, d, rebuild, opts);
+        if verify_written_here(cx, dir, b, d, rebuild.clone(), opts) {
+            return;
+        }
     }
     if let Some(d) = &digests {
         check_blocks(cx, dir, &base_path, d, rebuild.clone());
@@ -357,6 +359,8 @@ fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions) 
 
 /// A version with digests (written by this program): streamed checks in
 /// bounded memory (`against_rows`), which include every check below.
+/// `false` when its rows are not in SPOG order (an indexed base of another
+/// producer): nothing is reported, the in-memory checks take over.
 fn verify_written_here(
     cx: &mut Ctx,
     dir: &Path,
@@ -364,13 +368,15 @@ fn verify_written_here(
     d: &digests::Digests,
     rebuild: Option<String>,
     opts: VerifyOptions,
-) {
+) -> bool {
     let progress = |done: u64, all: u64| {
         if let Some(p) = opts.progress {
             p(done, all)
         }
     };
-    let found = super::against_rows::check(base, dir, d, opts.memory_limit / 4, &progress);
+    let Some(found) = super::against_rows::check(base, dir, d, opts.memory_limit / 4, &progress) else {
+        return false;
+    };
     cx.files += 1 + SUFFIXES.iter().filter(|s| dir.join(format!("{BASE}{s}")).exists()).count();
     if dir.join(digests::BLOCKS).exists() {
         cx.files += 1;
@@ -384,6 +390,7 @@ fn verify_written_here(
         let message = strip_path(&f.message, &f.path);
         cx.add(&f.path, f.offset, severity, f.check, message, next);
     }
+    true
 }
 
 /// `cottas-tui.blocks`, when present: it decodes, each table is the one of

@@ -48,14 +48,44 @@ pub fn version_details(chunk: &Path, dir: &Path) -> VersionDetails {
     VersionDetails { dir: dir.to_path_buf(), row_groups, files }
 }
 
-/// A file decoded for the decoder view: all its bytes and every span.
+/// Above this size a sidecar is shown windowed (`inspect::window`) and any
+/// file is mapped rather than read.
+pub const LARGE_FILE: u64 = 32 << 20;
+
+/// A file decoded for the decoder view: its bytes and its spans (near the
+/// cursor only, for a large sidecar).
 pub fn open_file(path: &Path) -> Result<Decoder, String> {
     if !path.is_file() {
         return Err(format!("{}: not a file", path.display()));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let (kind, mut spans, problems) = match crate::inspect::inspect(&name, &bytes) {
+    let len = std::fs::metadata(path).map_err(err)?.len();
+    if len > LARGE_FILE {
+        let file = std::fs::File::open(path).map_err(err)?;
+        // SAFETY: version files are never modified in place (docs/format.md §12).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(err)?;
+        let kind = crate::format::kind::detect(&name, &map[..map.len().min(64)]);
+        match kind.and_then(|k| crate::inspect::window::Windowed::open(k, &map)) {
+            Some(Ok(win)) => return Ok(Decoder::windowed(path.to_path_buf(), map, win)),
+            // A damaged header of a large sidecar: its bytes and the reason,
+            // not a whole-file decode.
+            Some(Err(problem)) => {
+                let mut d = Decoder::new(path.to_path_buf(), Vec::new(), kind, Vec::new(), vec![problem]);
+                d.bytes = crate::tui::views::decoder::FileBytes::Mapped(map);
+                return Ok(d);
+            }
+            None => {}
+        }
+        return Ok(decoded(path, &name, crate::tui::views::decoder::FileBytes::Mapped(map)));
+    }
+    let bytes = std::fs::read(path).map_err(err)?;
+    Ok(decoded(path, &name, crate::tui::views::decoder::FileBytes::Read(bytes)))
+}
+
+/// Every span of the whole file.
+fn decoded(path: &Path, name: &str, bytes: crate::tui::views::decoder::FileBytes) -> Decoder {
+    let (kind, mut spans, problems) = match crate::inspect::inspect(name, &bytes) {
         Some(i) => (
             Some(i.kind),
             i.spans,
@@ -64,7 +94,9 @@ pub fn open_file(path: &Path) -> Result<Decoder, String> {
         None => (None, Vec::new(), vec!["not a store file: shown as raw bytes".to_string()]),
     };
     spans.sort_by_key(|s| (s.range.start, std::cmp::Reverse(s.range.end)));
-    Ok(Decoder::new(path.to_path_buf(), bytes, kind, spans, problems))
+    let mut d = Decoder::new(path.to_path_buf(), Vec::new(), kind, spans, problems);
+    d.bytes = bytes;
+    d
 }
 
 fn check(ok: bool) -> Check {
@@ -102,4 +134,42 @@ pub fn file_row(chunk: &Path, path: &Path) -> FileRow {
         }
     };
     FileRow { path: path.to_path_buf(), name, size, kind, magic, version, checksum }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::action::Action;
+    use crate::tui::state::Screen;
+    use crate::tui::views::decoder;
+
+    /// A sidecar over the size limit opens at once with the fields near the
+    /// cursor only, follows the cursor anywhere in the file, and steps from
+    /// field to field past the edge of what is shown.
+    #[test]
+    fn a_large_sidecar_is_shown_near_the_cursor_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.cottas.o.presence");
+        let mut p = crate::format::presence::Presence::new(300, 1_000_003);
+        p.set(150, 7);
+        let bytes = crate::format::presence::encode(&p);
+        assert!(bytes.len() as u64 > LARGE_FILE);
+        std::fs::write(&path, &bytes).unwrap();
+        let mut d = open_file(&path).unwrap();
+        assert!(d.window.is_some() && d.spans.len() < 10, "{} spans", d.spans.len());
+        assert_eq!(d.spans[2].value.as_deref(), Some("300"), "num_rgs from the header");
+        let layout = Screen { page: 20, hex_cols: 16 };
+        let middle = 16 + 150 * 1_000_003 / 8;
+        d.goto(middle, layout).unwrap();
+        let sel = &d.spans[d.span_sel];
+        assert_eq!(sel.name, "bitmap.row_group[150]", "{sel:?}");
+        assert!(sel.range.contains(&middle));
+        // Stepping down the tree past the last field shown moves on to the next.
+        d.tree_focus = true;
+        for _ in 0..3 {
+            decoder::update(&mut d, &Action::Down(1), layout);
+        }
+        assert!(d.spans[d.span_sel].name.starts_with("bitmap.row_group[15"), "{:?}", d.spans[d.span_sel]);
+        assert!(d.cursor > middle);
+    }
 }

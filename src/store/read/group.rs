@@ -92,7 +92,7 @@ impl<'s> Group<'s> {
     /// so a row one of them rules out is not read in the others. `None`
     /// when the fast chunk decoder does not apply (the caller decodes whole
     /// columns).
-    fn probe_sparse(
+    pub(super) fn probe_sparse(
         &self,
         source: usize,
         cand: &[u32],

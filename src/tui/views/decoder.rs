@@ -15,13 +15,40 @@ use std::path::PathBuf;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use crate::format::kind::FileKind;
+use crate::inspect::window::Windowed;
 use crate::tui::action::Action;
 use crate::tui::state::{App, Screen};
+
+/// A file's bytes: read, or mapped when large (only the pages shown are
+/// then resident).
+pub enum FileBytes {
+    Read(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Read(v) => v,
+            FileBytes::Mapped(m) => m,
+        }
+    }
+}
+
+impl std::fmt::Debug for FileBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes", self.len())
+    }
+}
 
 #[derive(Debug)]
 pub struct Decoder {
     pub path: PathBuf,
-    pub bytes: Vec<u8>,
+    pub bytes: FileBytes,
+    /// For a large sidecar: its header, and the byte range `spans` covers
+    /// (the header plus the elements near the cursor, recomputed as it moves).
+    pub window: Option<(Windowed, std::ops::Range<u64>)>,
     pub kind: Option<FileKind>,
     pub spans: Vec<ByteSpan>,
     pub problems: Vec<String>,
@@ -45,7 +72,8 @@ impl Decoder {
     ) -> Decoder {
         Decoder {
             path,
-            bytes,
+            bytes: FileBytes::Read(bytes),
+            window: None,
             kind,
             spans,
             problems,
@@ -55,6 +83,35 @@ impl Decoder {
             search: None,
             tree_focus: true,
         }
+    }
+
+    /// A large sidecar, mapped, with the spans near its first bytes.
+    pub fn windowed(path: PathBuf, map: memmap2::Mmap, win: Windowed) -> Decoder {
+        let kind = Some(win.kind);
+        let mut d = Decoder::new(path, Vec::new(), kind, Vec::new(), Vec::new());
+        d.bytes = FileBytes::Mapped(map);
+        let (range, spans) = win.spans(&d.bytes, 0);
+        d.spans = spans;
+        d.window = Some((win, range));
+        d
+    }
+
+    /// After the cursor moved: new spans when it left the covered range
+    /// (or came near its edge), the selection kept on the cursor's field.
+    fn follow_cursor(&mut self) {
+        let Some((win, range)) = &self.window else { return };
+        let margin = crate::inspect::window::REACH / 4;
+        let inside = self.cursor >= range.start + margin.min(range.start)
+            && (self.cursor + margin < range.end || range.end as usize == self.bytes.len());
+        if inside {
+            return;
+        }
+        let (range, spans) = win.spans(&self.bytes, self.cursor);
+        self.spans = spans;
+        if let Some((_, r)) = &mut self.window {
+            *r = range;
+        }
+        self.span_sel = self.span_at(self.cursor).unwrap_or(0);
     }
 
     /// The innermost span holding `offset`.
@@ -111,24 +168,53 @@ impl Decoder {
     fn step(&mut self, delta: i64, layout: Screen) {
         if self.tree_focus {
             let n = self.spans.len();
-            self.span_sel =
-                (self.span_sel as i64).saturating_add(delta).clamp(0, n.saturating_sub(1) as i64) as usize;
+            let want = (self.span_sel as i64).saturating_add(delta);
+            if self.window.is_some() && self.step_past_window(want) {
+                self.keep_cursor_visible(layout);
+                return;
+            }
+            self.span_sel = want.clamp(0, n.saturating_sub(1) as i64) as usize;
             if let Some(s) = self.spans.get(self.span_sel) {
                 self.cursor = s.range.start;
             }
+            self.follow_cursor();
         } else {
             let len = self.bytes.len() as i128;
             self.cursor = (self.cursor as i128 + layout.hex_cols as i128 * delta as i128)
                 .clamp(0, (len - 1).max(0)) as u64;
+            self.follow_cursor();
             self.select_span_at_cursor();
         }
         self.keep_cursor_visible(layout);
+    }
+
+    /// In a windowed file, a tree step beyond the fields shown moves the
+    /// cursor to the field after the last one (or before the first element)
+    /// and shows the fields there. `false` when the step stays inside.
+    fn step_past_window(&mut self, want: i64) -> bool {
+        let Some((win, range)) = &self.window else { return false };
+        let header = win.header.len() as i64;
+        let len = self.bytes.len() as u64;
+        let target = if want >= self.spans.len() as i64 {
+            self.spans.last().map(|s| s.range.end).filter(|&end| end < len)
+        } else if want < header && range.start > 0 && (self.span_sel as i64) >= header {
+            self.spans.get(header as usize).map(|s| s.range.start.saturating_sub(1))
+        } else {
+            None
+        };
+        let Some(cursor) = target else { return false };
+        self.cursor = cursor;
+        self.window.as_mut().expect("windowed").1 = 0..0;
+        self.follow_cursor();
+        self.select_span_at_cursor();
+        true
     }
 
     fn move_cursor(&mut self, delta: i64) {
         let last = (self.bytes.len() as u64).saturating_sub(1);
         self.cursor = self.cursor.saturating_add_signed(delta).min(last);
         self.tree_focus = false;
+        self.follow_cursor();
         self.select_span_at_cursor();
     }
 
@@ -155,6 +241,7 @@ impl Decoder {
         }
         self.cursor = offset;
         self.tree_focus = false;
+        self.follow_cursor();
         self.select_span_at_cursor();
         self.keep_cursor_visible(layout);
         Ok(())
@@ -191,6 +278,7 @@ impl Decoder {
             Some(at) => {
                 self.cursor = at as u64;
                 self.tree_focus = false;
+                self.follow_cursor();
                 self.select_span_at_cursor();
                 self.keep_cursor_visible(layout);
                 format!("match at {at:#x}")
@@ -251,7 +339,11 @@ fn render_tree(f: &mut Frame, area: Rect, d: &Decoder) {
         })
         .collect();
     let focus = if d.tree_focus { " [keys]" } else { "" };
-    let title = format!("{} — {} fields{focus}", d.kind.map_or("raw", |k| k.id()), d.spans.len());
+    let shown = match &d.window {
+        Some((_, r)) => format!("fields near {:#x}..{:#x}", r.start, r.end),
+        None => format!("{} fields", d.spans.len()),
+    };
+    let title = format!("{} — {shown}{focus}", d.kind.map_or("raw", |k| k.id()));
     f.render_widget(List::new(items).block(Block::default().borders(Borders::ALL).title(title)), area);
 }
 
