@@ -383,7 +383,7 @@ fn verify_written_here(
     }
     for f in found {
         let next = match f.check {
-            "parquet-pages" | "s-order" | "io" => None,
+            "parquet-pages" | "io" => None,
             _ => rebuild.clone(),
         };
         let severity = if f.warning { Severity::Warning } else { Severity::Error };

@@ -100,9 +100,11 @@ impl Decoder {
     /// (or came near its edge), the selection kept on the cursor's field.
     fn follow_cursor(&mut self) {
         let Some((win, range)) = &self.window else { return };
+        // Near an edge of what is shown, unless that edge is the file's.
         let margin = crate::inspect::window::REACH / 4;
-        let inside = self.cursor >= range.start + margin.min(range.start)
-            && (self.cursor + margin < range.end || range.end as usize == self.bytes.len());
+        let low_ok = range.start == 0 || self.cursor >= range.start + margin;
+        let high_ok = range.end == self.bytes.len() as u64 || self.cursor + margin < range.end;
+        let inside = range.contains(&self.cursor) && low_ok && high_ok;
         if inside {
             return;
         }
