@@ -447,3 +447,13 @@ impl<T> Decoded<T> {
         self.result.as_ref().ok()
     }
 }
+
+/// The spans `read` records from the start of `bytes`, whatever it returns:
+/// the header spans the decoder view shows for a file too large to decode
+/// whole (each fixed-layout format passes its own header reader).
+pub fn spans_of<T>(bytes: &[u8], read: impl FnOnce(&mut Cursor<RawSource>) -> Result<T>) -> Vec<Span> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, true);
+    let _ = read(&mut c);
+    c.spans
+}

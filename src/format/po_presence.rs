@@ -84,10 +84,7 @@ pub fn decode(bytes: &[u8]) -> Decoded<PoPresence> {
 /// The header's named spans, read from the header alone: the decoder view of
 /// a multi-GB file shows these without decoding the rest.
 pub fn header_spans(bytes: &[u8]) -> Vec<super::span::Span> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, true);
-    let _ = header(&mut c);
-    c.spans
+    super::cursor::spans_of(bytes, header)
 }
 
 fn header(c: &mut Cursor<RawSource>) -> Result<(u32, u32, u32)> {
