@@ -102,6 +102,21 @@ pub fn framing(bytes: &[u8]) -> (Vec<Span>, Result<(u64, u64), FormatError>) {
 
 /// Reads and validates the footer of the Parquet file `bytes`.
 pub fn read_footer(bytes: &[u8]) -> Result<Footer, (Vec<Span>, FormatError)> {
+    read_footer_with(bytes, None)
+}
+
+/// Reads and validates a footer whose bytes matched the digest this program
+/// recorded when it wrote them: the footer is then one of ours, byte for
+/// byte, and the skim that keeps the parquet crate's decoder away from
+/// hostile list counts has nothing to find (it was 0.6 ms of every open at
+/// 100M quads). `recorded_from` is where the digested bytes start (they run
+/// to the end of the file); a metadata that starts before it is skimmed as
+/// usual. Every number a reader uses is still checked.
+pub fn read_recorded_footer(bytes: &[u8], recorded_from: u64) -> Result<Footer, (Vec<Span>, FormatError)> {
+    read_footer_with(bytes, Some(recorded_from))
+}
+
+fn read_footer_with(bytes: &[u8], recorded_from: Option<u64>) -> Result<Footer, (Vec<Span>, FormatError)> {
     let (spans, framed) = framing(bytes);
     let (start, len) = match framed {
         Ok(x) => x,
@@ -112,8 +127,10 @@ pub fn read_footer(bytes: &[u8]) -> Result<Footer, (Vec<Span>, FormatError)> {
     // footer, nesting bounded. The crate's decoder reserves what a list
     // claims before reading it, so an unchecked count could ask for more
     // memory than the machine has and abort the process.
-    if let Err(e) = super::thrift::skim_struct(metadata, start, "footer.metadata") {
-        return Err((spans, e));
+    if recorded_from.is_none_or(|from| from > start) {
+        if let Err(e) = super::thrift::skim_struct(metadata, start, "footer.metadata") {
+            return Err((spans, e));
+        }
     }
     let decoded = contained(|| ParquetMetaDataReader::decode_metadata(metadata));
     let meta = match decoded {

@@ -23,7 +23,7 @@ use parquet::file::reader::RowGroupReader;
 use parquet::file::serialized_reader::SerializedRowGroupReader;
 use parquet::file::statistics::Statistics;
 
-use crate::format::parquet::{contained, pages, read_footer, Footer};
+use crate::format::parquet::{contained, pages, read_footer, read_recorded_footer, Footer};
 use crate::format::term::DEFAULT_GRAPH;
 use crate::store::error::StoreError;
 
@@ -43,10 +43,11 @@ pub struct Base {
     raw: Bytes,
     /// The validated footer: chunk ranges come from here.
     footer: Footer,
-    /// Recorded digests of the column chunks, by (rg, col), and whether each
-    /// has been checked already (each is hashed once per process).
-    chunk_digests: std::collections::HashMap<(usize, usize), crate::store::base::digests::Span>,
-    checked: std::sync::Mutex<std::collections::HashSet<(usize, usize)>>,
+    /// Recorded digests of the column chunks in footer order (row group by
+    /// row group; empty without a digest file), and whether each has been
+    /// checked already (each is hashed once per process).
+    chunk_digests: Vec<crate::store::base::digests::Span>,
+    checked: Vec<std::sync::atomic::AtomicBool>,
 }
 
 impl Base {
@@ -75,7 +76,13 @@ impl Base {
         // Every offset and length the parquet crate will follow, checked
         // first: its own decoder and accessors panic on some damaged footers.
         // The footer is decoded once, here; row groups are read from it.
-        let footer = read_footer(&raw).map_err(|(_, e)| StoreError::from_format(path, &e))?;
+        let footer = match digests {
+            Some(d) if d.footer.offset + d.footer.len == file_len => {
+                read_recorded_footer(&raw, d.footer.offset)
+            }
+            _ => read_footer(&raw),
+        }
+        .map_err(|(_, e)| StoreError::from_format(path, &e))?;
         let meta = footer.meta.clone();
         let names: Vec<&str> =
             meta.file_metadata().schema_descr().columns().iter().map(|c| c.name()).collect();
@@ -102,9 +109,10 @@ impl Base {
             let last = *rg_starts.last().unwrap_or(&0);
             rg_starts.push(last + rg.num_rows().max(0) as u64);
         }
-        if let Some(d) = digests {
-            check_coverage(path, &meta, d)?;
-        }
+        let chunk_digests = match digests {
+            Some(d) => check_coverage(path, &meta, d)?,
+            None => Vec::new(),
+        };
         Ok(Base {
             path: path.to_path_buf(),
             chunk_reader: Arc::new(bytes),
@@ -114,17 +122,17 @@ impl Base {
             file_len,
             raw,
             footer,
-            chunk_digests: digests
-                .map(|d| d.chunks.iter().map(|c| ((c.rg, c.col), c.span.clone())).collect())
-                .unwrap_or_default(),
-            checked: Default::default(),
+            checked: chunk_digests.iter().map(|_| Default::default()).collect(),
+            chunk_digests,
         })
     }
 
     /// A column chunk's bytes against its digest (once per chunk).
     fn check_chunk(&self, rg: usize, col: usize) -> Result<(), StoreError> {
-        let Some(span) = self.chunk_digests.get(&(rg, col)) else { return Ok(()) };
-        if self.checked.lock().map(|c| c.contains(&(rg, col))).unwrap_or(false) {
+        use std::sync::atomic::Ordering;
+        let place = rg * self.num_columns + col;
+        let Some(span) = self.chunk_digests.get(place) else { return Ok(()) };
+        if self.checked[place].load(Ordering::Acquire) {
             return Ok(());
         }
         let bytes = self.raw.get(span.offset as usize..(span.offset + span.len) as usize).unwrap_or_default();
@@ -139,9 +147,7 @@ impl Base {
                 ),
             ));
         }
-        if let Ok(mut c) = self.checked.lock() {
-            c.insert((rg, col));
-        }
+        self.checked[place].store(true, Ordering::Release);
         Ok(())
     }
 
@@ -380,12 +386,14 @@ fn check_regions(
 
 /// Every column chunk of the footer has a digest, and the page-index region
 /// has one when the file has such a region: a digest file that lost an entry
-/// must not leave bytes unchecked.
+/// must not leave bytes unchecked. Returns the chunks' digests in footer
+/// order.
 fn check_coverage(
     path: &Path,
     meta: &ParquetMetaData,
     d: &crate::store::base::digests::BaseDigests,
-) -> Result<(), StoreError> {
+) -> Result<Vec<crate::store::base::digests::Span>, StoreError> {
+    let mut in_order = Vec::with_capacity(d.chunks.len());
     let mut last_end = 4u64;
     // Writers list chunks in footer order: the entry at the same position is
     // checked first, so a 100M-quad base (3,256 chunks) is not a quadratic
@@ -404,12 +412,15 @@ fn check_coverage(
                     by_place.get_or_insert_with(|| d.chunks.iter().map(|c| ((c.rg, c.col), c)).collect());
                 map.get(&(rg, col)).copied()
             });
-            if recorded.is_none_or(|x| x.span.offset != offset || x.span.len != len) {
-                return Err(StoreError::format(
-                    path,
-                    offset,
-                    format!("row group {rg} column {col} (bytes {offset}..{}) has no matching entry in the digest file", offset + len),
-                ));
+            match recorded {
+                Some(x) if x.span.offset == offset && x.span.len == len => in_order.push(x.span.clone()),
+                _ => {
+                    return Err(StoreError::format(
+                        path,
+                        offset,
+                        format!("row group {rg} column {col} (bytes {offset}..{}) has no matching entry in the digest file", offset + len),
+                    ))
+                }
             }
         }
     }
@@ -428,5 +439,5 @@ fn check_coverage(
             "the bytes between the column chunks and the footer have no digest",
         ));
     }
-    Ok(())
+    Ok(in_order)
 }

@@ -261,7 +261,11 @@ impl PresenceMap {
             return Ok(false);
         }
         let k = u64::from(rg) * u64::from(self.num_tokens) + u64::from(tok);
-        let byte = self.file.bytes(presence::HEADER_LEN + k / 8, 1)?[0];
+        let at = presence::HEADER_LEN + k / 8;
+        // With a row group's bits a page or more long, the next row group's
+        // bit for the same token is on another page: read around the mapping.
+        let byte =
+            if self.num_tokens >= 8 * 4096 { self.file.sparse_byte(at)? } else { self.file.bytes(at, 1)?[0] };
         Ok(byte & (1 << (k % 8)) != 0)
     }
 }

@@ -16,7 +16,9 @@ use crate::format::epoch::{self, EpochMarker};
 use crate::format::{dict, p_offsets, po_presence, presence, s_offsets};
 use crate::store::base::digests::{self, Digests};
 use crate::store::base::Base;
-use crate::store::sidecars::checked::{map_file, BlockTable, CheckedFile, SharedFile};
+use crate::store::sidecars::checked::{
+    map_file, map_with_handle, BlockTable, CheckedFile, SharedFile, TableDigests,
+};
 use crate::store::sidecars::mapped::{DictMap, POffsetsMap, PoPresenceMap, PresenceMap, SOffsetsMap};
 use crate::store::sidecars::{sidecar_path, COLUMNS, SUFFIXES};
 use crate::store::versions::layout::{self, Layout};
@@ -190,15 +192,15 @@ impl SidecarSet {
         validate: impl FnOnce(&[u8]) -> Result<(), String>,
     ) -> Result<T, String> {
         let path = sidecar_path(&self.base_path, SUFFIXES[i]);
-        let file = match map_file(&path) {
-            Ok(file) => file,
+        let (file, handle) = match map_with_handle(&path) {
+            Ok(mapped) => mapped,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(format!("{}: missing", path.display()))
             }
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
         let checked = match &self.digests {
-            Some(d) => self.checked_against(d, i, &path, file)?,
+            Some(d) => self.checked_against(d, i, &path, file, handle)?,
             None => {
                 validate((*file).as_ref()).map_err(|e| format!("{}: {e}", path.display()))?;
                 CheckedFile::whole(&path, file)
@@ -213,6 +215,7 @@ impl SidecarSet {
         i: usize,
         path: &Path,
         file: SharedFile,
+        handle: std::fs::File,
     ) -> Result<CheckedFile, String> {
         let bytes: &[u8] = (*file).as_ref();
         let refused = || {
@@ -220,7 +223,7 @@ impl SidecarSet {
         };
         let recorded = d.sidecars.get(SUFFIXES[i]).ok_or_else(refused)?;
         if let Some(table) = self.block_table(i, recorded, bytes.len() as u64) {
-            return Ok(CheckedFile::by_blocks(path, file, table));
+            return Ok(CheckedFile::by_blocks(path, file, table, Some(handle)));
         }
         if !digests::matches(recorded, bytes) {
             return Err(refused());
@@ -237,11 +240,17 @@ impl SidecarSet {
             && recorded.len == len
             && u64::from_str_radix(&recorded.xxh64, 16).ok() == Some(e.file_xxh64);
         let bytes: &[u8] = (**file).as_ref();
-        let table = bytes.get(e.table_offset as usize..(e.table_offset + 8 * e.num_blocks) as usize)?;
-        (same_file && blocks::xxh64(table) == e.table_xxh64).then(|| BlockTable {
-            file: file.clone(),
-            offset: e.table_offset as usize,
-            block_size: b.block_size,
+        // The table must lie in the file and have one entry per block; its
+        // digest is checked only if a block does not match (`CheckedFile`).
+        let table_len = bytes.len().checked_sub(e.table_offset as usize)?;
+        let whole_blocks = len.div_ceil(u64::from(b.block_size.max(1)));
+        (same_file && e.num_blocks == whole_blocks && table_len >= 8 * e.num_blocks as usize).then(|| {
+            BlockTable {
+                file: file.clone(),
+                offset: e.table_offset as usize,
+                block_size: b.block_size,
+                digests: TableDigests { table: e.table_xxh64, file: e.file_xxh64 },
+            }
         })
     }
 
