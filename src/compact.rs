@@ -33,14 +33,12 @@ use crate::store::base::writer::BaseOptions;
 use crate::store::fsutil::{replace_symlink, sync_dir, unix_now, utc_timestamp, write_synced};
 use crate::store::log::writer::{debug_pause, WriterLock};
 use crate::store::log::Log;
-use crate::store::read::ColumnCache;
 use crate::store::sort::{decode_key_into, split_key, Sorter};
 use crate::store::versions::layout::{self, Resolution, BASE, CURRENT, LOG, MARKER};
 use crate::store::versions::open::Store;
 use crate::store::versions::sink::{VersionSink, Written};
 use crate::store::StoreError;
-use crate::view::overlay::Overlay;
-use crate::view::rows::RowMerge;
+use crate::view::rows::{NetDelta, RowMerge};
 
 #[derive(Clone, Debug)]
 pub struct CompactOptions {
@@ -257,7 +255,7 @@ pub fn compact(
     let started = Instant::now();
     let store = chunk_store(chunk)?;
     let log_path = chunk.join(LOG);
-    let snap = read_log(&log_path)?;
+    let mut snap = read_log(&log_path)?;
     let plan = make_plan(chunk, &store, &snap)?;
     let epochs = (plan.old_marker, plan.new_marker);
     let event = |phase, rows_done, rows_total, bytes_written| CompactProgress {
@@ -268,15 +266,13 @@ pub fn compact(
         epochs,
     };
     progress(&event(CompactPhase::Planning, 0, 0, 0));
-    let cache = ColumnCache::new(64 << 20);
-    let overlay = Overlay::from_batches(&store, &cache, &snap.frames)?;
 
     // What killed compactions left behind (their processes are gone).
     crate::store::versions::remove_dead_debris(chunk)?;
     let tmp = chunk.join(format!(".{}.compact-tmp.{}", plan.to_version, std::process::id()));
     let _ = fs::remove_dir_all(&tmp);
     fs::create_dir_all(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
-    let result = fold_into(&tmp, &store, &overlay, opts, &mut |done, total, bytes| {
+    let result = fold_into(&tmp, &store, &mut snap, opts, &mut |done, total, bytes| {
         progress(&event(CompactPhase::Folding, done, total, bytes))
     });
     let written = match result {
@@ -347,7 +343,22 @@ fn swap(chunk: &Path, log_path: &Path, snap: &Log, plan: &CompactPlan) -> Result
             ),
         ));
     }
-    let now = read_log(log_path)?;
+    // Most often nothing was appended meanwhile: the bytes are the
+    // snapshot's, and decoding them again (under the writer lock, beside the
+    // snapshot) would double the log's memory and hold writers off for it.
+    let bytes = match fs::read(log_path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => deltalog::encode_header(),
+        Err(e) => return Err(StoreError::io(log_path, e)),
+    };
+    let decoded;
+    let now = if bytes == snap.bytes {
+        snap
+    } else {
+        decoded = Log::decode(log_path, bytes)?;
+        decoded.refuse_hidden("not compacting")?;
+        &decoded
+    };
     let prefix = snap.committed_len() as usize;
     if now.bytes.len() < prefix || now.bytes[..prefix] != snap.bytes[..prefix] {
         return Err(StoreError::format_anywhere(
@@ -400,21 +411,29 @@ fn replace_file(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), StoreError>
     sync_dir(dir).map_err(|e| StoreError::io(dir, e))
 }
 
-/// The merge of base rows and added quads into `dir`. A base in SPOG order
-/// (every base this program writes) streams through a merge with the added
-/// quads; any other order (factoidal's `--row-order cs`, a DuckDB file) is
+/// The merge of base rows and the log's net effect ([`NetDelta`], sorted
+/// through the external sort) into `dir`. A base in SPOG order (every base
+/// this program writes) streams through the merge; any other order (factoidal's `--row-order cs`, a DuckDB file) is
 /// found at its first row out of order, and the fold starts again through
 /// the external sort, within `opts.memory_limit`.
 fn fold_into(
     dir: &Path,
     store: &Store,
-    overlay: &Overlay,
+    snap: &mut Log,
     opts: &CompactOptions,
     progress: &mut dyn FnMut(u64, u64, u64),
 ) -> Result<Written, StoreError> {
     let spill = dir.join(".spill");
     fs::create_dir_all(&spill).map_err(|e| StoreError::write(&spill, e))?;
-    let fold = Fold { dir, spill: &spill, store, overlay, opts };
+    // The log's net effect, sorted; its keys are released before the fold.
+    let marker = store.marker.map(|m| m.epoch);
+    let net = NetDelta::build(&snap.frames, marker, &spill, opts.memory_limit / 2)
+        .map_err(|e| StoreError::write(&spill, e))?;
+    // The decoded batches are not needed past this point (the swap compares
+    // the log's bytes, and decodes only a log that changed): a delta of a
+    // million quads decodes to a few hundred MB.
+    snap.frames = Vec::new();
+    let fold = Fold { dir, spill: &spill, store, net: &net, opts };
     let written = match fold_sorted(&fold, progress)? {
         Some(w) => w,
         None => {
@@ -434,19 +453,19 @@ struct Fold<'a> {
     dir: &'a Path,
     spill: &'a Path,
     store: &'a Store,
-    overlay: &'a Overlay,
+    net: &'a NetDelta,
     opts: &'a CompactOptions,
 }
 
 /// Streams base rows in file order through the view's row merge; `None` at
 /// the first base row that is not after the previous one.
 fn fold_sorted(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<Option<Written>, StoreError> {
-    let Fold { dir, spill, store, overlay, opts } = *fold;
+    let Fold { dir, spill, store, net, opts } = *fold;
     let mut sink = VersionSink::create(dir, spill, &opts.base, opts.memory_limit / 4)?;
     let base_path = dir.join(BASE);
     let sink_err = |e: std::io::Error| StoreError::write(&base_path, e);
-    let mut merge = RowMerge::new(overlay);
-    let total = store.base.num_rows() + merge.added_len() as u64;
+    let mut merge = RowMerge::new(net).map_err(|e| StoreError::write(spill, e))?;
+    let total = store.base.num_rows() + net.adds;
     // The previous base row; SPOG order is column-wise byte order (the sink
     // checks the merged stream again, by the sort key).
     let (mut last, mut seen_one): ([Vec<u8>; 4], bool) = Default::default();
@@ -475,41 +494,35 @@ fn fold_sorted(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<O
     Ok(Some(written))
 }
 
-/// Every kept base row and every added quad through the external sort (which
-/// also drops repeats), then into the sink.
+/// A base in another order: every base row through the external sort (which
+/// also drops repeats), then the sorted rows through the same merge as
+/// [`fold_sorted`].
 fn fold_by_sorting(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<Written, StoreError> {
-    let Fold { dir, spill, store, overlay, opts } = *fold;
+    let Fold { dir, spill, store, net, opts } = *fold;
     let base_path = dir.join(BASE);
     let spill_err = |e: std::io::Error| StoreError::write(spill, e);
-    let mut merge = RowMerge::new(overlay);
-    let total = store.base.num_rows() + merge.added_len() as u64;
+    let total = store.base.num_rows() + net.adds;
     let mut sorter = Sorter::new(opts.memory_limit / 2, spill);
     each_base_row(
         store,
-        |row| {
-            if merge.keeps(row) {
-                sorter.push(row).map_err(spill_err)?;
-            }
-            Ok(true)
-        },
+        |row| sorter.push(row).map_err(spill_err).map(|()| true),
         |_| progress(0, total, 0),
     )?;
-    for row in merge.added() {
-        sorter.push(row).map_err(spill_err)?;
-    }
     let mut sink = VersionSink::create(dir, spill, &opts.base, opts.memory_limit / 4)?;
+    let mut merge = RowMerge::new(net).map_err(spill_err)?;
     let mut cols: [Vec<u8>; 4] = Default::default();
     sorter
         .finish(|key| {
             // The sort yields distinct rows in SPOG order.
             if let Some(row) = split_key(key) {
-                return sink.push_unchecked(row, false);
+                return merge.push_base(row, |r| sink.push_unchecked(r, false));
             }
             cols.iter_mut().for_each(Vec::clear);
             let at = decode_key_into(key, &mut cols);
-            sink.push_unchecked(std::array::from_fn(|c| &cols[c][at[c]..]), false)
+            merge.push_base(std::array::from_fn(|c| &cols[c][at[c]..]), |r| sink.push_unchecked(r, false))
         })
         .map_err(|e| StoreError::write(&base_path, e))?;
+    merge.finish(|r| sink.push_unchecked(r, false)).map_err(|e| StoreError::write(&base_path, e))?;
     let written = sink.finish()?;
     progress(written.rows, total, written.base_bytes);
     Ok(written)

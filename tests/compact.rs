@@ -43,6 +43,22 @@ fn view(chunk: &Path) -> Vec<String> {
     lines
 }
 
+/// Writes `n` quads to `path`: quad i is `<s{i/a}> <p{i%b}> "object(i)" <g{i%c}>`.
+fn numbered_quads(path: &Path, n: usize, [a, b, c]: [usize; 3], object: impl Fn(usize) -> String) {
+    let text: String = (0..n)
+        .map(|i| {
+            format!(
+                "<https://example.org/s{}> <https://example.org/p{}> \"{}\" <https://example.org/g{}> .\n",
+                i / a,
+                i % b,
+                object(i),
+                i % c
+            )
+        })
+        .collect();
+    std::fs::write(path, text).unwrap();
+}
+
 fn apply(chunk: &Path, requests: &[&str]) {
     let mut u = Updater::open(chunk, None).unwrap();
     for r in requests {
@@ -261,16 +277,7 @@ fn versions_gc_and_rollback_protect_the_live_view() {
 fn a_tiny_memory_limit_spills_and_changes_no_byte() {
     let dir = tempfile::tempdir().unwrap();
     let nq = dir.path().join("many.nq");
-    let mut text = String::new();
-    for i in 0..20_000 {
-        text.push_str(&format!(
-            "<https://example.org/s{}> <https://example.org/p{}> \"object number {i} with some length to it\" <https://example.org/g{}> .\n",
-            i / 7,
-            i % 5,
-            i % 3
-        ));
-    }
-    std::fs::write(&nq, text).unwrap();
+    numbered_quads(&nq, 20_000, [7, 5, 3], |i| format!("object number {i} with some length to it"));
     let chunks: Vec<PathBuf> = [256 << 10, 1 << 30]
         .iter()
         .map(|&limit| {
@@ -296,6 +303,69 @@ fn a_tiny_memory_limit_spills_and_changes_no_byte() {
                 let b = std::fs::read(chunks[1].join(v).join(&name)).unwrap();
                 assert!(a == b, "{v}/{name} differs with a tiny memory limit");
             }
+        }
+    }
+    let report = cottas_tui::triage::verify::verify(&chunks[0], Default::default()).unwrap();
+    assert!(report.is_clean(), "{:?}", report.findings);
+}
+
+/// A log of every kind of operation, large enough that the fold's net
+/// delta spills (thousands of entries under a 256 KiB limit): adds of new
+/// and already-present quads, removes of base and of added quads, a
+/// delete-then-reinsert, a CLEAR followed by inserts, a DROP. The folded
+/// version is the view, with a tiny limit as with plenty, byte for byte.
+#[test]
+fn a_large_mixed_log_folds_into_the_view_under_a_tiny_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let nq = dir.path().join("base.nq");
+    numbered_quads(&nq, 3_000, [4, 3, 4], |i| format!("base {i}"));
+    let base_quad = |i: usize| {
+        format!(
+            "GRAPH <https://example.org/g{}> {{ <https://example.org/s{}> <https://example.org/p{}> \"base {i}\" }}",
+            i % 4,
+            i / 4,
+            i % 3
+        )
+    };
+    let added = |range: std::ops::Range<usize>| -> String {
+        range
+            .map(|i| format!("GRAPH <https://example.org/g{}> {{ <https://example.org/n{i}> <https://example.org/p> \"new {i}\" }}", i % 5))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let requests = vec![
+        format!("INSERT DATA {{ {} }}", added(0..2_500)),
+        format!("INSERT DATA {{ {} {} }}", base_quad(5), base_quad(6)),
+        format!("DELETE DATA {{ {} {} {} }}", base_quad(8), base_quad(9), added(10..400)),
+        format!("INSERT DATA {{ {} {} }}", base_quad(9), added(20..30)),
+        "CLEAR GRAPH <https://example.org/g1>".to_string(),
+        format!("INSERT DATA {{ {} {} }}", base_quad(13), added(2_500..2_510)),
+        "DROP GRAPH <https://example.org/g2>".to_string(),
+        format!("DELETE DATA {{ {} }}", added(1_000..1_100)),
+        format!("INSERT DATA {{ {} }}", added(1_050..1_060)),
+    ];
+    let requests: Vec<&str> = requests.iter().map(String::as_str).collect();
+    let chunks: Vec<PathBuf> = [256usize << 10, 1 << 30]
+        .iter()
+        .map(|&limit| {
+            let out = dir.path().join(format!("limit-{limit}"));
+            import::import(&ImportOptions::new(vec![nq.clone()], out.clone()), |_| {}).unwrap();
+            apply(&out, &requests);
+            let before = view(&out);
+            assert!(before.iter().any(|l| l.contains("\"new 2505\"") && l.contains("/g0>")));
+            assert!(!before.iter().any(|l| l.contains("/g2>") && l.contains("\"base")), "g2 was dropped");
+            let copts = CompactOptions { memory_limit: limit, ..CompactOptions::default() };
+            compact::compact(&out, &copts, |_| {}).unwrap();
+            assert_eq!(view(&out), before, "the folded version is the view (limit {limit})");
+            out
+        })
+        .collect();
+    for e in std::fs::read_dir(chunks[1].join("v2")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.starts_with("data.cottas") {
+            let a = std::fs::read(chunks[0].join("v2").join(&name)).unwrap();
+            let b = std::fs::read(chunks[1].join("v2").join(&name)).unwrap();
+            assert!(a == b, "v2/{name} differs with a tiny memory limit");
         }
     }
     let report = cottas_tui::triage::verify::verify(&chunks[0], Default::default()).unwrap();

@@ -242,7 +242,7 @@ impl Sorter {
 
     fn spill(&mut self) -> io::Result<()> {
         let path = self.dir.join(format!("run-{:05}", self.runs.len()));
-        write_run(&path, |put| self.drain_held(put))?;
+        write_run_file(&path, |put| self.drain_held(put))?;
         self.runs.push(path);
         self.segments.clear();
         self.own = None;
@@ -265,7 +265,7 @@ impl Sorter {
             let group: Vec<PathBuf> = self.runs.drain(..MAX_FAN_IN).collect();
             let path = self.dir.join(format!("run-merged-{:05}", self.merged));
             self.merged += 1;
-            write_run(&path, |put| merge_runs(&group, put))?;
+            write_run_file(&path, |put| merge_runs(&group, put))?;
             for p in &group {
                 std::fs::remove_file(p)?;
             }
@@ -277,7 +277,7 @@ impl Sorter {
 
 /// Writes the run file `path` from the keys `fill` passes to its callback,
 /// ascending, in the format [`RunReader`] reads.
-fn write_run(
+pub fn write_run_file(
     path: &Path,
     fill: impl FnOnce(&mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>,
 ) -> io::Result<()> {
@@ -345,18 +345,23 @@ fn get_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
 }
 
 /// A run file read key by key; the current key is decoded in place.
-struct RunReader {
+pub struct RunReader {
     input: BufReader<File>,
     key: Vec<u8>,
 }
 
 impl RunReader {
-    fn open(path: &Path) -> io::Result<Self> {
+    pub fn open(path: &Path) -> io::Result<Self> {
         Ok(RunReader { input: BufReader::with_capacity(1 << 18, File::open(path)?), key: Vec::new() })
     }
 
+    /// The current key (after [`Self::advance`] returned `true`).
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+
     /// Moves to the next key; `false` at the end of the run.
-    fn advance(&mut self) -> io::Result<bool> {
+    pub fn advance(&mut self) -> io::Result<bool> {
         let Some(shared) = get_varint(&mut self.input)? else { return Ok(false) };
         let rest = get_varint(&mut self.input)?
             .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "a run ends inside a key"))?;
@@ -563,7 +568,7 @@ mod tests {
             keys.sort();
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("run");
-            write_run(&path, |put| keys.iter().try_for_each(|k| put(k))).unwrap();
+            write_run_file(&path, |put| keys.iter().try_for_each(|k| put(k))).unwrap();
             let mut r = RunReader::open(&path).unwrap();
             let mut got = Vec::new();
             while r.advance().unwrap() {
@@ -577,7 +582,7 @@ mod tests {
     fn a_truncated_run_is_an_error_not_a_short_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run");
-        write_run(&path, |put| put(b"abcdef").and_then(|()| put(b"abcxyz"))).unwrap();
+        write_run_file(&path, |put| put(b"abcdef").and_then(|()| put(b"abcxyz"))).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
         let mut r = RunReader::open(&path).unwrap();

@@ -109,14 +109,14 @@ pub fn canonical_token(token: &[u8]) -> Option<String> {
     term::parse_token(s).ok().map(|t| canonical(&t))
 }
 
-fn graph_key(g: &Option<String>) -> String {
+pub(crate) fn graph_key(g: &Option<String>) -> String {
     match g {
         None => term::DEFAULT_GRAPH.to_string(),
         Some(iri) => canonical(&Term::Iri(iri.clone())),
     }
 }
 
-fn key_of(q: &deltalog::Quad) -> Key {
+pub(crate) fn key_of(q: &deltalog::Quad) -> Key {
     let terms = q.to_terms();
     std::array::from_fn(|c| canonical(&terms[c]))
 }
@@ -239,14 +239,6 @@ impl Overlay {
             }
         }
         Ok(())
-    }
-
-    /// Every added quad, in SPOG order of their canonical tokens.
-    pub fn added_sorted(&self) -> Vec<&Key> {
-        let mut added: Vec<&Key> = self.graphs.values().flat_map(|g| g.added.iter().map(|k| &**k)).collect();
-        // Arrays of strings order column by column, byte-wise: SPOG order.
-        added.sort_unstable();
-        added
     }
 
     /// Whether any visible batch names graph `g` (canonical token, `DEFAULT`
