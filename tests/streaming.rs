@@ -89,3 +89,36 @@ fn a_scan_read_in_slices_returns_every_quad_once() {
     want.sort();
     assert_eq!(got, want);
 }
+
+/// With a memory limit far below what the mapped files take, every scan
+/// releases the mapped pages between row groups (`Store::limit_mapped_pages`);
+/// reads fault them in again and every answer is the same.
+#[test]
+fn releasing_mapped_pages_between_row_groups_changes_no_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_of(dir.path(), 5000, 500);
+    let queries = [
+        "SELECT ?s ?p ?o ?g WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "SELECT ?s WHERE { GRAPH ?g { ?s <http://x/p3> ?o } }",
+        "SELECT ?s ?g WHERE { GRAPH ?g { ?s ?p \"v4241\" } }",
+        "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }",
+    ];
+    for q in queries {
+        let run = |limit: &str| {
+            let o = common::bin()
+                .args(["query"])
+                .arg(&store)
+                .args(["--memory-limit", limit, "--format", "tsv", "-e", q])
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+            let mut lines: Vec<String> =
+                String::from_utf8(o.stdout).unwrap().lines().map(str::to_owned).collect();
+            lines.sort();
+            lines
+        };
+        let (tight, roomy) = (run("4K"), run("1G"));
+        assert!(tight.len() > 1, "{q}: no rows");
+        assert_eq!(tight, roomy, "{q}");
+    }
+}

@@ -35,6 +35,11 @@ pub struct QueryArgs {
     /// Make the default graph the union of all graphs.
     #[arg(long)]
     pub union_default_graph: bool,
+    /// Memory for this process (e.g. 512M, 2G): half caches decoded columns,
+    /// and mapped store pages beyond the other half are released (they stay
+    /// in the page cache). The evaluator's joins and sorts are not bounded.
+    #[arg(long, default_value = "1G", value_parser = super::store_cmds::parse_size)]
+    pub memory_limit: usize,
     /// Evaluate every query in full: no answer from a shortcut (a COUNT(*)
     /// of one pattern is otherwise counted without producing its solutions).
     #[arg(long)]
@@ -48,7 +53,11 @@ pub struct QueryArgs {
 pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
     let texts = super::request_texts(&args.queries, &args.files, "query")?;
     let store = Store::open(&args.target)?;
-    let cache = ColumnCache::new(512 << 20);
+    // Half for decoded columns, half for mapped store pages (released
+    // whole when exceeded; see `Store::limit_mapped_pages`). The evaluator's
+    // joins and sorts are not bounded.
+    let cache = ColumnCache::new(args.memory_limit / 2);
+    store.limit_mapped_pages(args.memory_limit as u64 / 2);
     let replay_started = Instant::now();
     let overlay = Overlay::load(&store, &cache)?;
     let replay_time = replay_started.elapsed();

@@ -154,6 +154,11 @@ impl Base {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The whole mapped file (for `Store::keep_mapped_pages_within_budget`).
+    pub fn mapped_bytes(&self) -> &[u8] {
+        &self.raw
+    }
     /// `(start, len)` of a column chunk, validated against the file.
     pub fn chunk_range(&self, rg: usize, col: usize) -> (u64, u64) {
         self.footer.chunk(rg, col)

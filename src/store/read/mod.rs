@@ -436,6 +436,7 @@ impl<'a> Scan<'a> {
     /// The matches of the next row group left by pruning (possibly none);
     /// `None` when every row group has been read.
     pub fn next_group(&mut self, cache: &ColumnCache) -> Option<Result<Rows<'a>, StoreError>> {
+        self.store.keep_mapped_pages_within_budget();
         if let Some(e) = self.fault.take() {
             self.finish();
             return Some(Err(e));
@@ -491,6 +492,7 @@ impl<'a> Scan<'a> {
     /// only what the count needs (see [`Store::count_rows`]); `None` when
     /// every row group has been read.
     pub fn next_count(&mut self, cache: &ColumnCache) -> Option<Result<usize, StoreError>> {
+        self.store.keep_mapped_pages_within_budget();
         if let Some(e) = self.fault.take() {
             self.finish();
             return Some(Err(e));
