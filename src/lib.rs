@@ -11,6 +11,8 @@ pub mod import;
 #[cfg(feature = "full")]
 pub mod inspect;
 #[cfg(feature = "full")]
+pub mod serve;
+#[cfg(feature = "full")]
 pub mod sparql;
 pub mod store;
 #[cfg(feature = "full")]

@@ -15,23 +15,7 @@ use cottas_tui::store::read::{ColumnCache, Pattern};
 use cottas_tui::store::versions::open::Store;
 
 fn python() -> Option<PathBuf> {
-    let p = std::env::var_os("COTTAS_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| common::repo().join(".venv/bin/python"));
-    let ok = Command::new(&p)
-        .args(["-c", "import pycottas, duckdb"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if ok {
-        Some(p)
-    } else {
-        common::missing(&format!(
-            "pycottas/duckdb not importable from {}; run scripts/test to install them",
-            p.display()
-        ));
-        None
-    }
+    common::venv_python("pycottas, duckdb")
 }
 
 /// Runs a Python snippet with `args` as sys.argv[1:]; returns its stdout as JSON.

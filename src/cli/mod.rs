@@ -11,6 +11,7 @@ pub mod dump;
 pub mod hexview;
 pub mod inventory;
 pub mod query;
+pub mod serve;
 pub mod store_cmds;
 pub mod triage;
 pub mod update;
@@ -61,6 +62,8 @@ pub enum Command {
     Query(query::QueryArgs),
     /// Apply SPARQL 1.1 Update requests: one durable delta-log batch each (exit 3 when locked).
     Update(update::UpdateArgs),
+    /// Serve the SPARQL 1.1 Protocol over HTTP (read-only unless --write).
+    Serve(serve::ServeArgs),
     /// Fold base ⊕ delta into a new version and make it current (writers keep writing).
     Compact(versions::CompactArgs),
     /// List the versions of a chunk, and debris of interrupted operations.
@@ -193,6 +196,7 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
         (Some(Command::Lookup(args)), _) => store_cmds::run_lookup(&args, out),
         (Some(Command::Query(args)), _) => query::run(&args, out),
         (Some(Command::Update(args)), _) => update::run(&args, out),
+        (Some(Command::Serve(args)), _) => serve::run(&args),
         (Some(Command::Compact(args)), _) => versions::run_compact(&args, out),
         (Some(Command::Versions(args)), _) => versions::run_versions(&args, out),
         (Some(Command::Gc(args)), _) => versions::run_gc(&args, out),

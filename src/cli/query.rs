@@ -76,6 +76,7 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
         timeout: args.timeout.map(Duration::from_secs_f64),
         explain: args.explain,
         no_shortcuts: args.no_shortcuts,
+        ..QueryOptions::default()
     };
     for (i, text) in texts.iter().enumerate() {
         if i > 0 && opts.format.is_none() && opts.tty {

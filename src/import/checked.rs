@@ -18,8 +18,11 @@
 //! - language tags are not validated: [`oxilangtag`] checks them;
 //! - `rdf:langString` (and `rdf:dirLangString`) datatypes are accepted: such
 //!   literals make the unit suspect;
-//! - raw line breaks inside string literals are accepted: a literal whose
-//!   value holds a CR or LF, escaped or not, makes the unit suspect;
+//! - raw line breaks inside string literals are accepted: when a literal's
+//!   value holds a CR or LF, [`raw_line_break_in_string`] lexes the unit's
+//!   bytes once to tell an escaped `\n` (strict) from a raw one (suspect).
+//!   Vocabularies put escaped line breaks in most long comments, so treating
+//!   every such literal as suspect parsed nearly every unit twice;
 //! - UTF-16 surrogate pairs in `\u` escapes are accepted: a unit with any
 //!   `\u` escape of a high surrogate is parsed strictly.
 //!
@@ -147,7 +150,9 @@ pub fn iri_ok(iri: &str) -> bool {
 
 /// Whether a leniently parsed statement is one the strict parser produces
 /// unchanged. Blank-node labels are lexed the same way in both modes.
-pub fn quad_ok(q: &Quad) -> bool {
+/// `no_raw_breaks` is asked, at most as often as a literal's value holds a
+/// line break, whether the unit's string literals are free of raw ones.
+pub fn quad_ok(q: &Quad, no_raw_breaks: &mut dyn FnMut() -> bool) -> bool {
     let subject = match &q.subject {
         NamedOrBlankNode::NamedNode(n) => iri_ok(n.as_str()),
         _ => true,
@@ -156,9 +161,12 @@ pub fn quad_ok(q: &Quad) -> bool {
         Term::NamedNode(n) => iri_ok(n.as_str()),
         Term::BlankNode(_) => true,
         // A line break in a value may have been a raw one, which only
-        // lenient parsing accepts; values with one are rare enough to parse
-        // their unit strictly rather than find out.
-        Term::Literal(l) if memchr::memchr2(b'\n', b'\r', l.value().as_bytes()).is_some() => false,
+        // lenient parsing accepts.
+        Term::Literal(l)
+            if memchr::memchr2(b'\n', b'\r', l.value().as_bytes()).is_some() && !no_raw_breaks() =>
+        {
+            false
+        }
         Term::Literal(l) => match l.language() {
             Some(tag) => oxilangtag::LanguageTag::parse(tag).is_ok(),
             None => {
@@ -175,6 +183,55 @@ pub fn quad_ok(q: &Quad) -> bool {
         _ => true,
     };
     subject && iri_ok(q.predicate.as_str()) && object && graph
+}
+
+/// Whether a string literal in `bytes` (whole N-Quads or N-Triples lines)
+/// may hold a raw CR or LF. It follows oxttl's N-Triples lexer as far as
+/// quotes matter: `<…>` IRIs, `"…"` strings with backslash escapes, and
+/// `#` comments to the end of the line; every other token is free of `"`,
+/// `<` and `#`. Anything it does not follow (a backslash in an IRI, an
+/// unterminated IRI or string) answers `true`, which only costs a strict parse.
+pub fn raw_line_break_in_string(bytes: &[u8]) -> bool {
+    let mut i = 0;
+    while let Some(at) = memchr::memchr3(b'"', b'<', b'#', &bytes[i..]) {
+        i += at;
+        let next = match bytes[i] {
+            b'<' if bytes.get(i + 1) == Some(&b'<') => Some(i + 2),
+            b'<' => memchr::memchr2(b'>', b'\\', &bytes[i + 1..])
+                .filter(|&end| bytes[i + 1 + end] == b'>')
+                .map(|end| i + end + 2),
+            b'#' => match memchr::memchr2(b'\n', b'\r', &bytes[i..]) {
+                Some(end) => Some(i + end + 1),
+                None => return false,
+            },
+            _ => end_of_one_line_string(bytes, i + 1),
+        };
+        match next {
+            Some(next) => i = next,
+            None => return true,
+        }
+    }
+    false
+}
+
+/// The index after the closing quote of the string whose content starts at
+/// `i`, or `None` if the string holds a raw line break or does not close.
+fn end_of_one_line_string(bytes: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        let rest = bytes.get(i..)?;
+        let at = memchr::memchr3(b'"', b'\\', b'\n', rest)?;
+        if memchr::memchr(b'\r', &rest[..at]).is_some() {
+            return None;
+        }
+        i += at;
+        match bytes[i] {
+            b'"' => return Some(i + 1),
+            // An escape: the byte after the backslash is taken as it is,
+            // unless it is a line break.
+            b'\\' if !matches!(bytes.get(i + 1), None | Some(b'\n' | b'\r')) => i += 2,
+            _ => return None,
+        }
+    }
 }
 
 const DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
@@ -237,6 +294,30 @@ mod tests {
             "http://ex.org/a\\b",
         ] {
             assert!(!plain_absolute_iri(unknown.as_bytes()), "{unknown}");
+        }
+    }
+
+    #[test]
+    fn raw_line_breaks_are_told_from_escaped_ones() {
+        for one_line in [
+            "<a> <b> \"escaped\\nbreak\\r\" .\n<a> <b> \"x\" .\r\n",
+            "<a#\"> <b> \"q \\\" still\" . # comment \"\n<a> <b> \"\" .\n",
+            "<<( <a> <b> \"x\" )>> <b> \"<#\" .\n",
+            "# \"open in a comment\r<a> <b> \"y\" .",
+            "",
+        ] {
+            assert!(!raw_line_break_in_string(one_line.as_bytes()), "{one_line:?}");
+        }
+        for raw_or_unknown in [
+            "<a> <b> \"raw\nbreak\" .\n",
+            "<a> <b> \"raw\rreturn\" .\n",
+            "<a> <b> \"backslash then break\\\n\" .\n",
+            "<a> <b> \"unterminated .",
+            "<a> <b> \"ends in a backslash\\",
+            "<a\\u0041> <b> \"x\" .\n",
+            "<a <b \"x\" .",
+        ] {
+            assert!(raw_line_break_in_string(raw_or_unknown.as_bytes()), "{raw_or_unknown:?}");
         }
     }
 

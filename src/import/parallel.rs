@@ -273,8 +273,10 @@ impl Worker {
                 Box::new(p.for_slice(bytes).map(|r| r.map_err(Into::into)))
             }
         };
+        let mut no_raw_breaks = None;
+        let mut ask = || *no_raw_breaks.get_or_insert_with(|| !checked::raw_line_break_in_string(bytes));
         for item in items {
-            if checked && !matches!(&item, Ok(q) if checked::quad_ok(q)) {
+            if checked && !matches!(&item, Ok(q) if checked::quad_ok(q, &mut ask)) {
                 return false;
             }
             let stop = item.is_err() && !lenient;
@@ -422,6 +424,11 @@ mod tests {
             "<http://ex.org/s> <http://ex.org/p> \"raw\rreturn\" .",
             "<http://ex.org/s> <http://ex.org/p> \"escaped\\nnewline\\r\" .",
             "<http://ex.org/s> <http://ex.org/p> \"raw\n# looks like a comment\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"escaped\\nfirst\" .\n<http://ex.org/s> <http://ex.org/p> \"then\nraw\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"a\\nb\" . # a quote \" in a comment\n<http://ex.org/s> <http://ex.org/p> \"raw\nc\" .",
+            "<http://ex.org/s#\"> <http://ex.org/p> \"a\\nb\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"a\\\"\\nb\\\\\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"a\\rb\"@en <http://ex.org/g> .",
             "<http://ex.org/s> <http://ex.org/p> _:b1 _:g .",
             "_:a <http://ex.org/p> \"x\" <http://ex.org/g b> .",
             "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> . <http://ex.org/s> <http://ex.org/p> <http://ex.org/o> .",
@@ -448,6 +455,10 @@ mod tests {
         assert!(worker.fill(&mut batch, text, InputFormat::NQuads, None, true, false));
         let text = b"<http://ex.org/s> <http://ex.org/p> \"x\"@abcdefghi .\n";
         assert!(!worker.fill(&mut Batch::new(0), text, InputFormat::NQuads, None, true, false));
+        let escaped = b"<http://ex.org/s> <http://ex.org/p> \"line\\nbreak\" .\n";
+        assert!(worker.fill(&mut Batch::new(0), escaped, InputFormat::NQuads, None, true, false));
+        let raw = b"<http://ex.org/s> <http://ex.org/p> \"line\nbreak\" .\n";
+        assert!(!worker.fill(&mut Batch::new(0), raw, InputFormat::NQuads, None, true, false));
     }
 
     #[test]

@@ -131,24 +131,43 @@ impl Scanner {
 
 /// Refuses a query whose algebra is deeper than [`MAX_ALGEBRA_DEPTH`].
 pub fn check_query(query: &Query) -> Result<(), String> {
+    refuse_deep(walk_query(query))
+}
+
+/// Refuses an update whose patterns are deeper than [`MAX_ALGEBRA_DEPTH`].
+pub fn check_update(update: &Update) -> Result<(), String> {
+    refuse_deep(walk_update(update))
+}
+
+/// Whether a (bounded, already checked) query has a SERVICE anywhere,
+/// EXISTS filters included: the endpoint refuses those outright.
+pub fn query_calls_service(query: &Query) -> bool {
+    walk_query(query).service
+}
+
+/// [`query_calls_service`] for the WHERE clauses of an update.
+pub fn update_calls_service(update: &Update) -> bool {
+    walk_update(update).service
+}
+
+fn walk_query(query: &Query) -> Depth {
     let pattern = match query {
         Query::Select { pattern, .. }
         | Query::Construct { pattern, .. }
         | Query::Describe { pattern, .. }
         | Query::Ask { pattern, .. } => pattern,
     };
-    refuse_deep(Depth::new().pattern(pattern, 1))
+    Depth::new().pattern(pattern, 1)
 }
 
-/// Refuses an update whose patterns are deeper than [`MAX_ALGEBRA_DEPTH`].
-pub fn check_update(update: &Update) -> Result<(), String> {
+fn walk_update(update: &Update) -> Depth {
     let mut depth = Depth::new();
     for op in &update.operations {
         if let GraphUpdateOperation::DeleteInsert { pattern, .. } = op {
             depth = depth.pattern(pattern, 1);
         }
     }
-    refuse_deep(depth)
+    depth
 }
 
 fn refuse_deep(depth: Depth) -> Result<(), String> {
@@ -166,11 +185,13 @@ fn refuse_deep(depth: Depth) -> Result<(), String> {
 /// so its own recursion is bounded too.
 struct Depth {
     exceeded: bool,
+    /// A SERVICE pattern was seen.
+    service: bool,
 }
 
 impl Depth {
     fn new() -> Depth {
-        Depth { exceeded: false }
+        Depth { exceeded: false, service: false }
     }
 
     fn enter(&mut self, level: usize) -> bool {
@@ -230,8 +251,11 @@ impl Depth {
             | GraphPattern::Project { inner, .. }
             | GraphPattern::Distinct { inner }
             | GraphPattern::Reduced { inner }
-            | GraphPattern::Slice { inner, .. }
-            | GraphPattern::Service { inner, .. } => self.walk_pattern(inner, next),
+            | GraphPattern::Slice { inner, .. } => self.walk_pattern(inner, next),
+            GraphPattern::Service { inner, .. } => {
+                self.service = true;
+                self.walk_pattern(inner, next)
+            }
         }
     }
 

@@ -2,7 +2,7 @@
 //!
 //! Shared by `cottas-tui query` / `--batch` and, later, the TUI's query view.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io::{self, Write};
 use std::time::Duration;
@@ -35,7 +35,7 @@ pub enum OutputFormat {
     Turtle,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct QueryOptions {
     /// `None`: the table on a terminal, TSV (or N-Triples for graphs) otherwise.
     pub format: Option<OutputFormat>,
@@ -46,6 +46,13 @@ pub struct QueryOptions {
     /// Evaluate every query in full, never from a shortcut
     /// (`sparql::shortcut`; for tests that compare the two).
     pub no_shortcuts: bool,
+    /// Stop after this many solutions (or triples) and say so in
+    /// [`QuerySummary::truncated`].
+    pub max_rows: Option<usize>,
+    /// Cancelled from outside (the endpoint's deadlines); with `timeout`
+    /// also set, a cancelled query reports [`QueryError::Timeout`]. Without
+    /// it, `timeout` starts a timer thread of its own.
+    pub cancel: Option<CancellationToken>,
 }
 
 #[derive(Debug)]
@@ -119,6 +126,8 @@ impl From<io::Error> for QueryError {
 #[derive(Debug, Default)]
 pub struct QuerySummary {
     pub rows: usize,
+    /// `max_rows` cut the result: there was at least one more row.
+    pub truncated: bool,
     pub explain: Explain,
     pub plan: Option<String>,
 }
@@ -155,6 +164,18 @@ pub fn run_query(
     out: &mut dyn Write,
 ) -> Result<QuerySummary, QueryError> {
     let query = super::limits::parse_query(SparqlParser::new(), text)?;
+    run_parsed(store, overlay, cache, &query, opts, out)
+}
+
+/// Evaluates and writes one parsed query.
+pub fn run_parsed(
+    store: &Store,
+    overlay: &Overlay,
+    cache: &ColumnCache,
+    query: &spargebra::Query,
+    opts: &QueryOptions,
+    out: &mut dyn Write,
+) -> Result<QuerySummary, QueryError> {
     let explain = RefCell::new(Explain::default());
     let union_default_graph = opts.union_default_graph && query.dataset().is_none();
     let dataset = StoreDataset {
@@ -165,14 +186,14 @@ pub fn run_query(
         union_default_graph,
         named: Default::default(),
     };
-    if let Some(results) = shortcut(&query, &dataset, opts)? {
+    if let Some(results) = shortcut(query, &dataset, opts)? {
         let evaluation = |e: spareval::QueryEvaluationError| QueryError::Evaluation(e.to_string());
-        let rows = write_results(results, opts, out, &evaluation)?;
-        return Ok(QuerySummary { rows, explain: explain.into_inner(), plan: None });
+        let (rows, truncated) = write_results(results, opts, out, &evaluation)?;
+        return Ok(QuerySummary { rows, truncated, explain: explain.into_inner(), plan: None });
     }
-    let token = CancellationToken::new();
+    let token = opts.cancel.clone().unwrap_or_default();
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
-    let timer = opts.timeout.map(|d| {
+    let timer = opts.timeout.filter(|_| opts.cancel.is_none()).map(|d| {
         let t = token.clone();
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let h = std::thread::spawn(move || {
@@ -184,7 +205,7 @@ pub fn run_query(
     });
     // spareval's own "union" covers the named graphs only; ours is every graph,
     // the default one included, answered by the dataset itself.
-    let prepared = evaluator.prepare(&query);
+    let prepared = evaluator.prepare(query);
     let (results, plan) = if opts.explain {
         let (r, e) = prepared.explain(dataset);
         let mut buf = Vec::new();
@@ -202,13 +223,13 @@ pub fn run_query(
         }
     };
     let results = results.map_err(map_eval)?;
-    let rows = write_results(results, opts, out, &map_eval)?;
+    let (rows, truncated) = write_results(results, opts, out, &map_eval)?;
     if let Some((tx, h)) = timer {
         let _ = tx.send(());
         let _ = h.join();
     }
     let explain = explain.into_inner();
-    Ok(QuerySummary { rows, explain, plan })
+    Ok(QuerySummary { rows, truncated, explain, plan })
 }
 
 /// The answer from `sparql::shortcut`, when one applies.
@@ -233,12 +254,16 @@ fn shortcut(
     Ok(None)
 }
 
+/// Writes the results; returns the rows written and whether `max_rows` cut
+/// them (there was one more).
 fn write_results(
     results: QueryResults<'_>,
     opts: &QueryOptions,
     out: &mut dyn Write,
     map_eval: &dyn Fn(spareval::QueryEvaluationError) -> QueryError,
-) -> Result<usize, QueryError> {
+) -> Result<(usize, bool), QueryError> {
+    let limit = opts.max_rows.unwrap_or(usize::MAX);
+    let cut = Cell::new(false);
     let tabular = |f: OutputFormat| match f {
         OutputFormat::Json => Some(QueryResultsFormat::Json),
         OutputFormat::Xml => Some(QueryResultsFormat::Xml),
@@ -262,10 +287,11 @@ fn write_results(
                     )))
                 }
             }
-            Ok(1)
+            Ok((1, false))
         }
         QueryResults::Solutions(solutions) => {
             let vars: Vec<Variable> = solutions.variables().to_vec();
+            let solutions = limited(solutions, limit, &cut);
             let f = opts.format.unwrap_or(if opts.tty { OutputFormat::Table } else { OutputFormat::Tsv });
             let mut n = 0;
             match (f, tabular(f)) {
@@ -291,7 +317,7 @@ fn write_results(
                         );
                     }
                     n = rows.len();
-                    write_table(out, &vars, &rows)?;
+                    write_table(out, &vars, &rows, cut.get())?;
                 }
                 (other, None) => {
                     return Err(QueryError::Evaluation(format!(
@@ -299,9 +325,10 @@ fn write_results(
                     )))
                 }
             }
-            Ok(n)
+            Ok((n, cut.get()))
         }
         QueryResults::Graph(triples) => {
+            let triples = limited(triples, limit, &cut);
             let f = opts.format.unwrap_or(OutputFormat::NTriples);
             let mut n = 0;
             match f {
@@ -335,12 +362,31 @@ fn write_results(
                     )))
                 }
             }
-            Ok(n)
+            Ok((n, cut.get()))
         }
     }
 }
 
-fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>]) -> io::Result<()> {
+/// At most `limit` items of `iter`; when there is one more, `cut` is set.
+fn limited<'c, I: Iterator + 'c>(
+    mut iter: I,
+    limit: usize,
+    cut: &'c Cell<bool>,
+) -> impl Iterator<Item = I::Item> + 'c {
+    let mut left = limit;
+    std::iter::from_fn(move || {
+        if left == 0 {
+            if !cut.get() && iter.next().is_some() {
+                cut.set(true);
+            }
+            return None;
+        }
+        left -= 1;
+        iter.next()
+    })
+}
+
+fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>], cut: bool) -> io::Result<()> {
     let width = |s: &str| s.chars().count();
     let mut w: Vec<usize> = vars.iter().map(|v| width(v.as_str()) + 1).collect();
     for r in rows {
@@ -361,5 +407,6 @@ fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>]) -> 
     for r in rows {
         writeln!(out, "{}", line(r.clone()).trim_end())?;
     }
-    writeln!(out, "({} row{})", rows.len(), if rows.len() == 1 { "" } else { "s" })
+    let more = if cut { ", cut by the row limit" } else { "" };
+    writeln!(out, "({} row{}{more})", rows.len(), if rows.len() == 1 { "" } else { "s" })
 }

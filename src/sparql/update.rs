@@ -162,6 +162,17 @@ impl Updater {
             .with_base_iri(self.base_iri.clone())
             .map_err(|e| UpdateError::Evaluation(format!("bad base IRI {}: {e}", self.base_iri)))?;
         let update = super::limits::parse_update(parser, text)?;
+        self.apply_parsed(&update, started)
+    }
+
+    /// Plans and commits one request parsed by the caller (the endpoint,
+    /// which inspects and amends it first). `started` is when the request
+    /// began, for the outcome's timing.
+    pub fn apply_parsed(
+        &mut self,
+        update: &spargebra::Update,
+        started: Instant,
+    ) -> Result<UpdateOutcome, UpdateError> {
         // The plan folds its entries straight into the session's overlay (no
         // copy: the overlay may hold a large log). If planning or the append
         // fails, the overlay is read again from the log, which is unchanged.

@@ -153,6 +153,22 @@ pub fn fast_decoder_agrees(store: &cottas_tui::store::versions::open::Store) -> 
     fast_chunks
 }
 
+/// The venv's Python (`COTTAS_PYTHON`, else `.venv/bin/python`) if it can
+/// import every module in `modules` (comma-separated, as in an `import`);
+/// otherwise [`missing`] and `None`.
+pub fn venv_python(modules: &str) -> Option<PathBuf> {
+    let p = std::env::var_os("COTTAS_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join(".venv/bin/python"));
+    let import = format!("import {modules}");
+    let ok = std::process::Command::new(&p).args(["-c", &import]).output().is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(p);
+    }
+    missing(&format!("{modules} not importable from {}; run scripts/test to install them", p.display()));
+    None
+}
+
 /// A test's missing prerequisite (a venv, `../shared`, tmux). Outside CI
 /// the test prints a NOTICE and skips; with `CI=true` a missing
 /// prerequisite is a failure, so CI can never pass by skipping.

@@ -1,0 +1,844 @@
+//! Requests to responses: routing, the protocol's parameters, and status
+//! codes. Evaluation happens in `stream` (queries) and `sparql::update`.
+
+use std::io::Read;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use oxhttp::model::header::{
+    ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN, ALLOW,
+    AUTHORIZATION, CONNECTION, CONTENT_TYPE, ORIGIN, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
+};
+use oxhttp::model::{Body, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use oxrdf::NamedNode;
+use spareval::CancellationToken;
+use spargebra::algebra::QueryDataset;
+use spargebra::{GraphUpdateOperation, Query, SparqlParser, Update};
+
+use super::deadlines::Deadlines;
+use super::graph_store::{delete_update, graph_exists, parse_body, write_update, Target};
+use super::negotiate::{choose, Offer};
+use super::snapshot::{Snapshot, Snapshots};
+use super::stream::{self, Message, PieceWriter, Start, StreamBody};
+use super::{form, Config, InFlight, InFlightGuard};
+use crate::sparql::limits::{self, Refusal};
+use crate::sparql::run::{run_parsed, OutputFormat, QueryError, QueryOptions, QuerySummary};
+use crate::sparql::update::{UpdateError, Updater};
+use crate::store::StoreError;
+
+const RESULT_FORMATS: &[Offer<OutputFormat>] = &[
+    ("application/sparql-results+json", OutputFormat::Json),
+    ("application/sparql-results+xml", OutputFormat::Xml),
+    ("text/csv", OutputFormat::Csv),
+    ("text/tab-separated-values", OutputFormat::Tsv),
+    ("application/json", OutputFormat::Json),
+    ("application/xml", OutputFormat::Xml),
+];
+
+const GRAPH_FORMATS: &[Offer<OutputFormat>] = &[
+    ("application/n-triples", OutputFormat::NTriples),
+    ("text/turtle", OutputFormat::Turtle),
+    ("application/n-quads", OutputFormat::NQuads),
+    ("text/plain", OutputFormat::NTriples),
+];
+
+/// A response not yet sent, or a result to stream.
+enum Reply {
+    Whole(Response<Body>, Option<usize>),
+    Stream { content_type: &'static str, first: Vec<u8>, rx: std::sync::mpsc::Receiver<Message> },
+}
+
+type Step<T> = Result<T, Refused>;
+
+pub struct Endpoint {
+    config: Config,
+    snapshots: Snapshots,
+    deadlines: Deadlines,
+    in_flight: Arc<InFlight>,
+}
+
+impl Endpoint {
+    /// Opens the store once, so a path that is not a store fails at start-up.
+    pub fn new(config: Config) -> anyhow::Result<Endpoint> {
+        let snapshots = Snapshots::new(&config.chunk, config.cache_bytes);
+        snapshots.current()?;
+        Ok(Endpoint { deadlines: Deadlines::start()?, snapshots, in_flight: Default::default(), config })
+    }
+
+    /// Stops answering (503) and waits up to `bound` for requests in progress.
+    pub fn drain(&self, bound: Duration) {
+        self.in_flight.draining.store(true, std::sync::atomic::Ordering::SeqCst);
+        if !self.in_flight.wait_idle(bound) {
+            eprintln!("cottas-tui: stopping with requests still running after {:.0} s", bound.as_secs_f64());
+        }
+    }
+
+    pub fn handle(&self, req: &mut Request<Body>) -> Response<Body> {
+        let finish = Finish {
+            _guard: self.in_flight.enter(),
+            method: req.method().to_string(),
+            path: req.uri().path().to_owned(),
+            started: Instant::now(),
+            quiet: self.config.quiet,
+        };
+        let reply = if self.in_flight.draining.load(std::sync::atomic::Ordering::SeqCst) {
+            let mut r = text(StatusCode::SERVICE_UNAVAILABLE, "the server is shutting down");
+            r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+            Reply::Whole(r, None)
+        } else {
+            self.route(req)
+        };
+        let mut response = match reply {
+            Reply::Whole(response, rows) => {
+                finish.log(response.status(), rows, "");
+                response
+            }
+            Reply::Stream { content_type, first, rx } => {
+                let on_end = Box::new(move |rows, complete: bool| {
+                    finish.log(StatusCode::OK, rows, if complete { "" } else { " (cut)" })
+                });
+                let body = StreamBody::new(first, rx, self.patience(), on_end);
+                with_type(Response::builder().status(StatusCode::OK), content_type)
+                    .body(Body::from_read(body))
+                    .unwrap()
+            }
+        };
+        self.add_cors(req, &mut response);
+        response
+    }
+
+    fn route(&self, req: &mut Request<Body>) -> Reply {
+        if req.method() == Method::OPTIONS {
+            return Reply::Whole(self.preflight(req), None);
+        }
+        let path = req.uri().path().to_owned();
+        let result = match path.as_str() {
+            "/" => get_only(req, || Ok(Reply::Whole(page(), None))),
+            "/health" => get_only(req, || self.health()),
+            "/query" | "/sparql" => self.query(req),
+            "/update" => self.update(req),
+            "/store" => self.graph_store(req),
+            _ => Err(Refused::new(
+                StatusCode::NOT_FOUND,
+                "no such route: the endpoint has /query, /update, /store, /health and /",
+            )),
+        };
+        result.unwrap_or_else(|r| Reply::Whole(r.response(), None))
+    }
+
+    fn health(&self) -> Step<Reply> {
+        let snap = self.snapshot()?;
+        let body = format!(
+            "{{\"status\":\"ok\",\"version\":{:?},\"log_bytes\":{},\"visible_batches\":{},\"base_quads\":{}}}\n",
+            snap.version(),
+            snap.disk.log.map_or(0, |l| l.len),
+            snap.view.overlay.batches_visible,
+            snap.view.store.base.num_rows()
+        );
+        Ok(Reply::Whole(typed(StatusCode::OK, "application/json", body), None))
+    }
+
+    fn snapshot(&self) -> Step<Arc<Snapshot>> {
+        self.snapshots.current().map_err(Refused::store)
+    }
+
+    /// How long the connection thread waits for the worker's next piece.
+    fn patience(&self) -> Duration {
+        self.config.timeout.map_or(Duration::from_secs(24 * 3600), |t| t + Duration::from_secs(2))
+    }
+
+    // ---- /query -------------------------------------------------------
+
+    fn query(&self, req: &mut Request<Body>) -> Step<Reply> {
+        let url = url_params(req)?;
+        let (text, params) = match *req.method() {
+            Method::GET => (single(&url, "query")?, url),
+            Method::POST => match media_type(req).as_str() {
+                "application/x-www-form-urlencoded" => {
+                    let form = form::parse(&self.read_body(req)?).map_err(bad_request)?;
+                    (single(&form, "query")?, form)
+                }
+                "application/sparql-query" => (Some(utf8(self.read_body(req)?)?), url),
+                other => return Err(unsupported(other, "application/sparql-query or a form")),
+            },
+            _ => return Err(not_allowed("GET, POST")),
+        };
+        let Some(text) = text else {
+            return match *req.method() {
+                Method::GET => Ok(Reply::Whole(self.service_description(), None)),
+                _ => Err(bad_request("no `query` parameter".into())),
+            };
+        };
+        let job = QueryJob {
+            text,
+            default_graphs: iris(&params, "default-graph-uri")?,
+            named_graphs: iris(&params, "named-graph-uri")?,
+            accept: header(req, ACCEPT).map(str::to_owned),
+            snapshot: self.snapshot()?,
+            deadlines: self.deadlines.clone(),
+            timeout: self.config.timeout,
+            max_rows: self.config.max_rows,
+            union_default_graph: self.config.union_default_graph,
+        };
+        self.run_query(job)
+    }
+
+    fn run_query(&self, job: QueryJob) -> Step<Reply> {
+        let (tx, rx) = stream::channel();
+        limits::spawn_request_thread(move || job.run(tx)).map_err(|e| {
+            Refused::new(StatusCode::SERVICE_UNAVAILABLE, format!("no thread for the query: {e}"))
+        })?;
+        self.reply_from(stream::start(rx, self.config.max_rows.is_some(), self.patience()))
+    }
+
+    /// The reply for what the worker produced before the status was due.
+    fn reply_from(&self, start: Start) -> Step<Reply> {
+        match start {
+            Start::Whole { content_type, body, summary } => {
+                let mut builder = Response::builder().status(StatusCode::OK);
+                if summary.truncated {
+                    let rows = self.config.max_rows.unwrap_or_default();
+                    builder = builder
+                        .status(StatusCode::PARTIAL_CONTENT)
+                        .header("Cottas-Truncated", format!("max-rows={rows}"));
+                }
+                Ok(Reply::Whole(
+                    with_type(builder, content_type).body(Body::from(body)).unwrap(),
+                    Some(summary.rows),
+                ))
+            }
+            Start::Streaming { content_type, first, rx } => Ok(Reply::Stream { content_type, first, rx }),
+            Start::Failed(e) => Err(query_failure(&e)),
+            Start::Refused(status, message) => {
+                Err(Refused::new(StatusCode::from_u16(status).unwrap(), message))
+            }
+            Start::Silent => {
+                Err(Refused::new(StatusCode::SERVICE_UNAVAILABLE, "the query did not stop at its timeout"))
+            }
+        }
+    }
+
+    fn service_description(&self) -> Response<Body> {
+        let update = if self.config.write { " , sd:SPARQL11Update" } else { "" };
+        let union =
+            if self.config.union_default_graph { "\n  sd:feature sd:UnionDefaultGraph ;" } else { "" };
+        let body = format!(
+            "@prefix sd: <http://www.w3.org/ns/sparql-service-description#> .\n\
+             @prefix fmt: <http://www.w3.org/ns/formats/> .\n\n\
+             [] a sd:Service ;\n  sd:endpoint <http://{}/query> ;\n  sd:supportedLanguage sd:SPARQL11Query{update} ;{union}\n  \
+             sd:resultFormat fmt:SPARQL_Results_JSON , fmt:SPARQL_Results_XML , fmt:SPARQL_Results_CSV , \
+             fmt:SPARQL_Results_TSV , fmt:N-Triples , fmt:Turtle , fmt:N-Quads .\n",
+            self.config.bind
+        );
+        typed(StatusCode::OK, "text/turtle", body)
+    }
+
+    // ---- /update ------------------------------------------------------
+
+    fn update(&self, req: &mut Request<Body>) -> Step<Reply> {
+        if req.method() != Method::POST {
+            return Err(not_allowed("POST"));
+        }
+        if !self.config.write {
+            return Err(Refused::new(
+                StatusCode::FORBIDDEN,
+                "this endpoint is read-only: start it with `cottas-tui serve --write` to accept updates",
+            ));
+        }
+        self.authorize(req)?;
+        let url = url_params(req)?;
+        let (text, params) = match media_type(req).as_str() {
+            "application/x-www-form-urlencoded" => {
+                let form = form::parse(&self.read_body(req)?).map_err(bad_request)?;
+                (single(&form, "update")?.ok_or_else(|| bad_request("no `update` parameter".into()))?, form)
+            }
+            "application/sparql-update" => (utf8(self.read_body(req)?)?, url),
+            other => return Err(unsupported(other, "application/sparql-update or a form")),
+        };
+        let job = UpdateJob {
+            text,
+            using: iris(&params, "using-graph-uri")?,
+            using_named: iris(&params, "using-named-graph-uri")?,
+            base: format!("http://{}/update", self.config.bind),
+            chunk: self.config.chunk.clone(),
+            lock_wait: self.config.lock_wait,
+        };
+        let outcome = limits::on_request_stack(move || job.run());
+        self.snapshots.invalidate();
+        outcome.map(|()| {
+            Reply::Whole(
+                Response::builder().status(StatusCode::NO_CONTENT).body(Body::empty()).unwrap(),
+                None,
+            )
+        })
+    }
+
+    fn authorize(&self, req: &Request<Body>) -> Step<()> {
+        let Some(token) = &self.config.token else { return Ok(()) };
+        let sent = header(req, AUTHORIZATION).and_then(|h| h.strip_prefix("Bearer ")).map(str::trim);
+        if sent.is_some_and(|s| same_secret(s.as_bytes(), token.as_bytes())) {
+            return Ok(());
+        }
+        Err(Refused::new(
+            StatusCode::UNAUTHORIZED,
+            "writes need `Authorization: Bearer <token>` with the server's token",
+        )
+        .with(WWW_AUTHENTICATE, "Bearer realm=\"cottas-tui\""))
+    }
+
+    // ---- /store (Graph Store Protocol) ----------------------------------
+
+    fn graph_store(&self, req: &mut Request<Body>) -> Step<Reply> {
+        let target = Target::from_params(&url_params(req)?)?;
+        match *req.method() {
+            Method::GET | Method::HEAD => self.read_graph(req, &target),
+            Method::PUT | Method::POST | Method::DELETE => self.write_graph(req, &target),
+            _ => Err(not_allowed("GET, HEAD, PUT, POST, DELETE")),
+        }
+    }
+
+    fn read_graph(&self, req: &Request<Body>, target: &Target) -> Step<Reply> {
+        let snapshot = self.snapshot()?;
+        if let Target::Named(g) = target {
+            if !graph_exists(&snapshot.view, g)? {
+                return Err(Refused::new(StatusCode::NOT_FOUND, format!("the store has no graph {g}")));
+            }
+        }
+        let accept = header(req, ACCEPT).map(str::to_owned);
+        let reply = match target.construct() {
+            Some(text) => self.run_query(QueryJob {
+                text,
+                default_graphs: Vec::new(),
+                named_graphs: Vec::new(),
+                accept,
+                snapshot,
+                deadlines: self.deadlines.clone(),
+                timeout: self.config.timeout,
+                max_rows: self.config.max_rows,
+                union_default_graph: false,
+            })?,
+            None => self.dump(snapshot, accept)?,
+        };
+        if req.method() != Method::HEAD {
+            return Ok(reply);
+        }
+        // HEAD: the status and type of GET, without the body.
+        let content_type = match &reply {
+            Reply::Whole(r, _) => r.headers().get(CONTENT_TYPE).cloned(),
+            Reply::Stream { content_type, .. } => HeaderValue::from_str(content_type).ok(),
+        };
+        let mut r = Response::builder().status(StatusCode::OK).body(Body::empty()).unwrap();
+        if let Some(t) = content_type {
+            r.headers_mut().insert(CONTENT_TYPE, t);
+        }
+        Ok(Reply::Whole(r, None))
+    }
+
+    /// Every quad of the snapshot as N-Quads, streamed.
+    fn dump(&self, snapshot: Arc<Snapshot>, accept: Option<String>) -> Step<Reply> {
+        let Some((content_type, _)) = choose(accept.as_deref(), &[("application/n-quads", ())]) else {
+            return Err(Refused::new(
+                StatusCode::NOT_ACCEPTABLE,
+                "the whole dataset is served as application/n-quads",
+            ));
+        };
+        let (tx, rx) = stream::channel();
+        std::thread::Builder::new()
+            .name("dump".into())
+            .spawn(move || {
+                if tx.send(Message::Head { content_type }).is_ok() {
+                    let mut out = PieceWriter::new(tx);
+                    let done = write_nquads(&snapshot.view, &mut out);
+                    out.finish(done);
+                }
+            })
+            .map_err(|e| {
+                Refused::new(StatusCode::SERVICE_UNAVAILABLE, format!("no thread for the dump: {e}"))
+            })?;
+        self.reply_from(stream::start(rx, false, self.patience()))
+    }
+
+    fn write_graph(&self, req: &mut Request<Body>, target: &Target) -> Step<Reply> {
+        if !self.config.write {
+            return Err(Refused::new(
+                StatusCode::FORBIDDEN,
+                "this endpoint is read-only: start it with `cottas-tui serve --write` to accept Graph Store writes",
+            ));
+        }
+        self.authorize(req)?;
+        let method = req.method().clone();
+        if target == &Target::Dataset && method != Method::POST {
+            return Err(not_allowed("GET, HEAD, POST"));
+        }
+        let existed = match target {
+            Target::Named(g) => graph_exists(&self.snapshot()?.view, g)?,
+            _ => true,
+        };
+        let update = if method == Method::DELETE {
+            if !existed {
+                return Err(Refused::new(StatusCode::NOT_FOUND, "the store has no such graph"));
+            }
+            delete_update(target)
+        } else {
+            let base = format!("http://{}/store", self.config.bind);
+            let quads = parse_body(&self.read_body(req)?, &media_type(req), target, &base)?;
+            write_update(target, quads, method == Method::PUT)?
+        };
+        let (chunk, lock_wait, started) = (self.config.chunk.clone(), self.config.lock_wait, Instant::now());
+        let outcome = limits::on_request_stack(move || commit(&chunk, lock_wait, &update, started));
+        self.snapshots.invalidate();
+        outcome?;
+        let created = !existed && method != Method::DELETE;
+        let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
+        Ok(Reply::Whole(Response::builder().status(status).body(Body::empty()).unwrap(), None))
+    }
+
+    // ---- bodies, CORS ---------------------------------------------------
+
+    /// The request body, at most `--max-body` bytes. A larger one is not
+    /// read at all: 413, and the connection is closed instead of drained.
+    fn read_body(&self, req: &mut Request<Body>) -> Step<Vec<u8>> {
+        refuse_other_charsets(req)?;
+        let limit = self.config.max_body;
+        let too_large = |req: &mut Request<Body>| {
+            *req.body_mut() = Body::empty();
+            req.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
+            Refused::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the request body is larger than --max-body ({limit} bytes)"),
+            )
+        };
+        if req.body().len().is_some_and(|n| n > limit as u64) {
+            return Err(too_large(req));
+        }
+        let mut body = Vec::new();
+        req.body_mut()
+            .take(limit as u64 + 1)
+            .read_to_end(&mut body)
+            .map_err(|e| bad_request(format!("cannot read the request body: {e}")))?;
+        if body.len() > limit {
+            return Err(too_large(req));
+        }
+        Ok(body)
+    }
+
+    fn allowed_origin(&self, req: &Request<Body>) -> Option<HeaderValue> {
+        let origin = header(req, ORIGIN)?;
+        let any = self.config.cors.iter().any(|o| o == "*");
+        (any || self.config.cors.iter().any(|o| o == origin)).then(|| {
+            if any {
+                HeaderValue::from_static("*")
+            } else {
+                HeaderValue::from_str(origin).unwrap_or(HeaderValue::from_static("null"))
+            }
+        })
+    }
+
+    fn add_cors(&self, req: &Request<Body>, response: &mut Response<Body>) {
+        if let Some(origin) = self.allowed_origin(req) {
+            response.headers_mut().insert(ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            response.headers_mut().insert(VARY, HeaderValue::from_static("Origin"));
+        }
+    }
+
+    fn preflight(&self, req: &Request<Body>) -> Response<Body> {
+        let mut r = Response::builder().status(StatusCode::NO_CONTENT).body(Body::empty()).unwrap();
+        r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, POST, OPTIONS"));
+        if self.allowed_origin(req).is_some() {
+            r.headers_mut()
+                .insert(ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
+            r.headers_mut().insert(
+                ACCESS_CONTROL_ALLOW_HEADERS,
+                HeaderValue::from_static("Content-Type, Accept, Authorization"),
+            );
+        }
+        r
+    }
+}
+
+/// What a query's worker needs, owned.
+struct QueryJob {
+    text: String,
+    default_graphs: Vec<NamedNode>,
+    named_graphs: Vec<NamedNode>,
+    accept: Option<String>,
+    snapshot: Arc<Snapshot>,
+    deadlines: Deadlines,
+    timeout: Option<Duration>,
+    max_rows: Option<usize>,
+    union_default_graph: bool,
+}
+
+impl QueryJob {
+    fn run(self, tx: std::sync::mpsc::SyncSender<Message>) {
+        let refuse = |status: u16, message: String| {
+            let _ = tx.send(Message::Refused(status, message));
+        };
+        let mut query = match limits::parse_query(SparqlParser::new(), &self.text) {
+            Ok(q) => q,
+            Err(Refusal::Syntax(m)) => return refuse(400, format!("query syntax: {m}")),
+            Err(Refusal::Limit(m)) => return refuse(400, format!("query refused: {m}")),
+        };
+        if limits::query_calls_service(&query) {
+            return refuse(403, "SERVICE is refused: this endpoint makes no outbound requests".into());
+        }
+        set_dataset(&mut query, &self.default_graphs, &self.named_graphs);
+        let offers = match query {
+            Query::Select { .. } | Query::Ask { .. } => RESULT_FORMATS,
+            Query::Construct { .. } | Query::Describe { .. } => GRAPH_FORMATS,
+        };
+        let Some((content_type, format)) = choose(self.accept.as_deref(), offers) else {
+            let types: Vec<&str> = offers.iter().map(|(t, _)| *t).collect();
+            return refuse(
+                406,
+                format!("no acceptable result format; this query can be answered as {}", types.join(", ")),
+            );
+        };
+        if tx.send(Message::Head { content_type }).is_err() {
+            return;
+        }
+        let cancel = CancellationToken::new();
+        if let Some(t) = self.timeout {
+            self.deadlines.add(Instant::now() + t, cancel.clone());
+        }
+        let opts = QueryOptions {
+            format: Some(format),
+            union_default_graph: self.union_default_graph,
+            timeout: self.timeout,
+            max_rows: self.max_rows,
+            cancel: Some(cancel.clone()),
+            ..QueryOptions::default()
+        };
+        let snap = &self.snapshot.view;
+        let mut out = PieceWriter::new(tx);
+        let done = run_parsed(&snap.store, &snap.overlay, &snap.cache, &query, &opts, &mut out);
+        // Nothing left to cancel: the deadline thread may drop the token.
+        cancel.cancel();
+        out.finish(done);
+    }
+}
+
+/// The protocol's `default-graph-uri` / `named-graph-uri` replace the
+/// query's own FROM / FROM NAMED (SPARQL 1.1 Protocol §2.1.4).
+fn set_dataset(query: &mut Query, default: &[NamedNode], named: &[NamedNode]) {
+    if default.is_empty() && named.is_empty() {
+        return;
+    }
+    let dataset = Some(QueryDataset { default: default.to_vec(), named: Some(named.to_vec()) });
+    match query {
+        Query::Select { dataset: d, .. }
+        | Query::Construct { dataset: d, .. }
+        | Query::Describe { dataset: d, .. }
+        | Query::Ask { dataset: d, .. } => *d = dataset,
+    }
+}
+
+struct UpdateJob {
+    text: String,
+    using: Vec<NamedNode>,
+    using_named: Vec<NamedNode>,
+    base: String,
+    chunk: std::path::PathBuf,
+    lock_wait: Duration,
+}
+
+/// An error response before it is built: small, and `Send` (responses are
+/// not), so updates can fail on their worker thread.
+#[derive(Debug)]
+pub(super) struct Refused {
+    status: StatusCode,
+    message: String,
+    headers: Vec<(HeaderName, &'static str)>,
+}
+
+impl Refused {
+    fn new(status: StatusCode, message: impl Into<String>) -> Refused {
+        Refused { status, message: message.into(), headers: Vec::new() }
+    }
+
+    fn with(mut self, name: HeaderName, value: &'static str) -> Refused {
+        self.headers.push((name, value));
+        self
+    }
+
+    pub(super) fn bad(message: String) -> Refused {
+        Refused::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    pub(super) fn store(e: StoreError) -> Refused {
+        Refused::new(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read the store: {e}"))
+    }
+
+    pub(super) fn unsupported(got: &str, expected: &str) -> Refused {
+        let got = if got.is_empty() { "no Content-Type" } else { got };
+        Refused::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, format!("{got}: expected {expected}"))
+    }
+
+    #[cfg(test)]
+    pub(super) fn message(&self) -> &str {
+        &self.message
+    }
+
+    fn response(self) -> Response<Body> {
+        let mut r = text(self.status, &self.message);
+        for (name, value) in self.headers {
+            r.headers_mut().insert(name, HeaderValue::from_static(value));
+        }
+        r
+    }
+}
+
+impl UpdateJob {
+    fn run(self) -> Result<(), Refused> {
+        let started = Instant::now();
+        let bad = |m: String| Refused::new(StatusCode::BAD_REQUEST, m);
+        let parser = SparqlParser::new().with_base_iri(&self.base).map_err(|e| bad(e.to_string()))?;
+        let mut update = limits::parse_update(parser, &self.text).map_err(|r| match r {
+            Refusal::Syntax(m) => bad(format!("update syntax: {m}")),
+            Refusal::Limit(m) => bad(format!("update refused: {m}")),
+        })?;
+        refuse_outside_access(&update)?;
+        self.set_using(&mut update)?;
+        commit(&self.chunk, self.lock_wait, &update, started)
+    }
+
+    /// `using-graph-uri` / `using-named-graph-uri` set the WHERE clauses'
+    /// dataset; a request that names its own (USING, or WITH) conflicts.
+    fn set_using(&self, update: &mut Update) -> Result<(), Refused> {
+        if self.using.is_empty() && self.using_named.is_empty() {
+            return Ok(());
+        }
+        for op in &mut update.operations {
+            if let GraphUpdateOperation::DeleteInsert { using, .. } = op {
+                if using.is_some() {
+                    return Err(Refused::new(
+                        StatusCode::BAD_REQUEST,
+                        "using-graph-uri / using-named-graph-uri conflict with the request's own USING or WITH",
+                    ));
+                }
+                *using =
+                    Some(QueryDataset { default: self.using.clone(), named: Some(self.using_named.clone()) });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Appends `update` as one batch under the writer lock, held for this
+/// request only.
+fn commit(
+    chunk: &std::path::Path,
+    lock_wait: Duration,
+    update: &Update,
+    started: Instant,
+) -> Result<(), Refused> {
+    let mut updater = Updater::open(chunk, Some(lock_wait)).map_err(|e| update_failure(&e))?;
+    updater.apply_parsed(update, started).map_err(|e| update_failure(&e))?;
+    Ok(())
+}
+
+/// LOAD reads files or URLs and SERVICE calls out: neither through an endpoint.
+fn refuse_outside_access(update: &Update) -> Result<(), Refused> {
+    if update.operations.iter().any(|op| matches!(op, GraphUpdateOperation::Load { .. })) {
+        return Err(Refused::new(
+            StatusCode::FORBIDDEN,
+            "LOAD is refused: this endpoint reads no files and makes no outbound requests; use `cottas-tui update` locally",
+        ));
+    }
+    if limits::update_calls_service(update) {
+        return Err(Refused::new(
+            StatusCode::FORBIDDEN,
+            "SERVICE is refused: this endpoint makes no outbound requests",
+        ));
+    }
+    Ok(())
+}
+
+fn query_failure(e: &QueryError) -> Refused {
+    let status = match e {
+        QueryError::Syntax(_) | QueryError::Evaluation(_) | QueryError::Limit(_) => StatusCode::BAD_REQUEST,
+        QueryError::Timeout(_) => StatusCode::SERVICE_UNAVAILABLE,
+        QueryError::Store(_) | QueryError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    Refused::new(status, e.to_string())
+}
+
+fn update_failure(e: &dyn UpdateFailure) -> Refused {
+    if e.locked() {
+        let message = format!("another writer holds the store's lock; retry shortly ({})", e.message());
+        return Refused::new(StatusCode::SERVICE_UNAVAILABLE, message).with(RETRY_AFTER, "1");
+    }
+    let status = if e.bad_input() { StatusCode::BAD_REQUEST } else { StatusCode::INTERNAL_SERVER_ERROR };
+    Refused::new(status, e.message())
+}
+
+/// The two error types an update can end in, for one status mapping.
+trait UpdateFailure {
+    fn locked(&self) -> bool;
+    fn bad_input(&self) -> bool;
+    fn message(&self) -> String;
+}
+
+impl UpdateFailure for StoreError {
+    fn locked(&self) -> bool {
+        matches!(self, StoreError::Locked { .. })
+    }
+    fn bad_input(&self) -> bool {
+        false
+    }
+    fn message(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl UpdateFailure for UpdateError {
+    fn locked(&self) -> bool {
+        matches!(self, UpdateError::Store(StoreError::Locked { .. }))
+    }
+    fn bad_input(&self) -> bool {
+        !matches!(self, UpdateError::Store(_))
+    }
+    fn message(&self) -> String {
+        self.to_string()
+    }
+}
+
+// ---- small helpers -------------------------------------------------------
+
+struct Finish {
+    _guard: InFlightGuard,
+    method: String,
+    path: String,
+    started: Instant,
+    quiet: bool,
+}
+
+impl Finish {
+    fn log(self, status: StatusCode, rows: Option<usize>, note: &str) {
+        if !self.quiet {
+            let rows = rows.map_or_else(|| "-".to_owned(), |n| n.to_string());
+            let ms = self.started.elapsed().as_secs_f64() * 1e3;
+            eprintln!("{} {} {} {rows} {ms:.1}ms{note}", self.method, self.path, status.as_u16());
+        }
+    }
+}
+
+/// `f` for GET; 405 for any other method.
+fn get_only(req: &Request<Body>, f: impl FnOnce() -> Step<Reply>) -> Step<Reply> {
+    if req.method() == Method::GET {
+        f()
+    } else {
+        Err(not_allowed("GET"))
+    }
+}
+
+fn header(req: &Request<Body>, name: HeaderName) -> Option<&str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+fn media_type(req: &Request<Body>) -> String {
+    header(req, CONTENT_TYPE).unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+}
+
+/// Every body this endpoint reads is text in UTF-8 (the protocol's only
+/// encoding); a `charset` parameter naming another is refused, not misread.
+fn refuse_other_charsets(req: &Request<Body>) -> Step<()> {
+    let content_type = header(req, CONTENT_TYPE).unwrap_or("");
+    let charset =
+        content_type.split(';').skip(1).filter_map(|p| p.split_once('=')).find_map(|(name, value)| {
+            name.trim().eq_ignore_ascii_case("charset").then(|| value.trim().trim_matches('"'))
+        });
+    match charset {
+        Some(c) if !c.eq_ignore_ascii_case("utf-8") && !c.eq_ignore_ascii_case("utf8") => Err(Refused::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("charset={c}: request bodies must be UTF-8"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn url_params(req: &Request<Body>) -> Step<Vec<(String, String)>> {
+    form::parse(req.uri().query().unwrap_or("").as_bytes()).map_err(bad_request)
+}
+
+/// The one value of `name`, if any; repeating it is an error.
+fn single(pairs: &[(String, String)], name: &str) -> Step<Option<String>> {
+    match form::all(pairs, name)[..] {
+        [] => Ok(None),
+        [one] => Ok(Some(one.to_owned())),
+        _ => Err(bad_request(format!("`{name}` is given more than once"))),
+    }
+}
+
+fn iris(pairs: &[(String, String)], name: &str) -> Step<Vec<NamedNode>> {
+    form::all(pairs, name)
+        .into_iter()
+        .map(|v| NamedNode::new(v).map_err(|e| bad_request(format!("`{name}` {v:?} is not an IRI: {e}"))))
+        .collect()
+}
+
+fn utf8(body: Vec<u8>) -> Step<String> {
+    String::from_utf8(body).map_err(|e| {
+        bad_request(format!("the request body is not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+    })
+}
+
+/// Whether two secrets are equal, in time that does not depend on where
+/// they first differ.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn with_type(
+    builder: oxhttp::model::response::Builder,
+    content_type: &str,
+) -> oxhttp::model::response::Builder {
+    let charset = if content_type.starts_with("text/") { "; charset=utf-8" } else { "" };
+    builder.header(CONTENT_TYPE, format!("{content_type}{charset}"))
+}
+
+fn typed(status: StatusCode, content_type: &str, body: String) -> Response<Body> {
+    with_type(Response::builder().status(status), content_type).body(Body::from(body)).unwrap()
+}
+
+fn text(status: StatusCode, message: &str) -> Response<Body> {
+    typed(status, "text/plain", format!("{message}\n"))
+}
+
+fn bad_request(message: String) -> Refused {
+    Refused::bad(message)
+}
+
+fn not_allowed(allow: &'static str) -> Refused {
+    Refused::new(StatusCode::METHOD_NOT_ALLOWED, format!("this route answers {allow}")).with(ALLOW, allow)
+}
+
+fn unsupported(got: &str, expected: &str) -> Refused {
+    Refused::unsupported(got, expected)
+}
+
+fn page() -> Response<Body> {
+    typed(StatusCode::OK, "text/html", include_str!("page.html").to_owned())
+}
+
+/// The view's quads as N-Quads lines: the store's tokens are N-Triples
+/// terms already, so each line is its four tokens (three in the default graph).
+fn write_nquads(
+    view: &crate::view::Snapshot,
+    out: &mut dyn std::io::Write,
+) -> Result<QuerySummary, QueryError> {
+    let v = view.view();
+    let (quads, _) = v.quads(None, None, None, crate::view::Graphs::All).map_err(QueryError::Store)?;
+    let mut rows = 0;
+    for q in quads {
+        let q = q.map_err(QueryError::Store)?;
+        out.write_all(q.s.bytes())?;
+        for t in [Some(&q.p), Some(&q.o), q.g.as_ref()].into_iter().flatten() {
+            out.write_all(b" ")?;
+            out.write_all(t.bytes())?;
+        }
+        out.write_all(b" .\n")?;
+        rows += 1;
+    }
+    Ok(QuerySummary { rows, ..QuerySummary::default() })
+}
