@@ -11,12 +11,14 @@
 mod common;
 mod w3c_skips;
 
+use common::manifest::*;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use oxrdf::{Dataset, GraphName, NamedNode, NamedOrBlankNode, Quad, Term};
-use oxttl::{NQuadsSerializer, NTriplesParser, TurtleParser};
+use oxttl::NQuadsSerializer;
 use sparesults::{QueryResultsFormat, QueryResultsParser, ReaderQueryResultsParserOutput};
 use spareval::{QueryEvaluator, QueryResults};
 use spargebra::{Query, SparqlParser};
@@ -29,65 +31,7 @@ use cottas_tui::store::read::ColumnCache;
 use cottas_tui::store::versions::open::Store;
 use cottas_tui::view::overlay::Overlay;
 
-const MF: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#";
 const QT: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-query#";
-const RDF: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
-
-fn url(p: &Path) -> String {
-    format!("file://{}", p.display())
-}
-fn path_of(u: &str) -> PathBuf {
-    PathBuf::from(u.trim_start_matches("file://"))
-}
-
-fn parse_turtle(path: &Path) -> Result<Vec<oxrdf::Triple>, String> {
-    let f = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let base = url(path);
-    let r: Result<Vec<_>, _> = if path.extension().is_some_and(|e| e == "nt") {
-        NTriplesParser::new().for_reader(f).collect()
-    } else {
-        TurtleParser::new().with_base_iri(&base).map_err(|e| e.to_string())?.for_reader(f).collect()
-    };
-    r.map_err(|e| format!("{}: {e}", path.display()))
-}
-
-struct Manifest {
-    triples: Vec<oxrdf::Triple>,
-}
-
-impl Manifest {
-    fn objects(&self, s: &NamedOrBlankNode, p: &str) -> Vec<&Term> {
-        self.triples
-            .iter()
-            .filter(|t| &t.subject == s && t.predicate.as_str() == p)
-            .map(|t| &t.object)
-            .collect()
-    }
-    fn object(&self, s: &NamedOrBlankNode, p: &str) -> Option<&Term> {
-        self.triples.iter().find(|t| &t.subject == s && t.predicate.as_str() == p).map(|t| &t.object)
-    }
-    fn list(&self, head: &Term) -> Vec<Term> {
-        let mut out = Vec::new();
-        let mut cur = head.clone();
-        while let Some(node) = as_subject(&cur) {
-            let Some(first) = self.object(&node, &format!("{RDF}first")) else { break };
-            out.push(first.clone());
-            match self.object(&node, &format!("{RDF}rest")) {
-                Some(rest) => cur = rest.clone(),
-                None => break,
-            }
-        }
-        out
-    }
-}
-
-fn as_subject(t: &Term) -> Option<NamedOrBlankNode> {
-    match t {
-        Term::NamedNode(n) => Some(n.clone().into()),
-        Term::BlankNode(b) => Some(b.clone().into()),
-        _ => None,
-    }
-}
 
 struct EvalTest {
     name: String,
@@ -95,20 +39,6 @@ struct EvalTest {
     data: Vec<PathBuf>,
     graph_data: Vec<PathBuf>,
     result: Option<PathBuf>,
-}
-
-/// A manifest and its entries (name, node) of type `mf:<kind>`.
-fn entries_of(manifest: &Path, kind: &str) -> (Manifest, Vec<(Term, NamedOrBlankNode)>) {
-    let m = Manifest { triples: parse_turtle(manifest).unwrap() };
-    let me: NamedOrBlankNode = NamedNode::new_unchecked(url(manifest)).into();
-    let want = format!("<{MF}{kind}>");
-    let entries = m.object(&me, &format!("{MF}entries")).map(|e| m.list(e)).unwrap_or_default();
-    let picked = entries
-        .into_iter()
-        .filter_map(|e| as_subject(&e).map(|n| (e, n)))
-        .filter(|(_, n)| m.objects(n, &format!("{RDF}type")).iter().any(|t| t.to_string() == want))
-        .collect();
-    (m, picked)
 }
 
 fn eval_tests(manifest: &Path) -> Vec<EvalTest> {
@@ -395,34 +325,11 @@ fn w3c_sparql11_query_evaluation() {
 // ---------------------------------------------------------------------------
 // SPARQL 1.1 Update evaluation tests, through `Updater` (one batch per request).
 
-const UT: &str = "http://www.w3.org/2009/sparql/tests/test-update#";
-const RDFS_LABEL: &str = "http://www.w3.org/2000/01/rdf-schema#label";
-
 struct UpdateTest {
     name: String,
     request: PathBuf,
     before: Vec<(Option<String>, PathBuf)>,
     after: Vec<(Option<String>, PathBuf)>,
-}
-
-/// `ut:data` files (default graph) and `ut:graphData [ ut:graph F; rdfs:label G ]`.
-fn graph_files(m: &Manifest, node: &NamedOrBlankNode) -> Vec<(Option<String>, PathBuf)> {
-    let file = |t: &Term| match t {
-        Term::NamedNode(n) => Some(path_of(n.as_str())),
-        _ => None,
-    };
-    let mut out: Vec<(Option<String>, PathBuf)> =
-        m.objects(node, &format!("{UT}data")).into_iter().filter_map(file).map(|f| (None, f)).collect();
-    for gd in m.objects(node, &format!("{UT}graphData")) {
-        let Some(gd) = as_subject(gd) else { continue };
-        let (Some(f), Some(Term::Literal(label))) =
-            (m.object(&gd, &format!("{UT}graph")).and_then(file), m.object(&gd, RDFS_LABEL))
-        else {
-            continue;
-        };
-        out.push((Some(label.value().to_string()), f));
-    }
-    out
 }
 
 fn update_tests(manifest: &Path) -> Vec<UpdateTest> {

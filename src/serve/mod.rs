@@ -26,6 +26,7 @@ pub mod negotiate;
 mod routes;
 pub mod snapshot;
 mod stream;
+mod workers;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -20,6 +20,7 @@ use super::graph_store::{delete_update, graph_exists, parse_body, write_update, 
 use super::negotiate::{choose, Offer};
 use super::snapshot::{Snapshot, Snapshots};
 use super::stream::{self, Message, PieceWriter, Start, StreamBody};
+use super::workers::Workers;
 use super::{form, Config, InFlight, InFlightGuard};
 use crate::sparql::limits::{self, Refusal};
 use crate::sparql::run::{run_parsed, OutputFormat, QueryError, QueryOptions, QuerySummary};
@@ -52,6 +53,7 @@ type Step<T> = Result<T, Refused>;
 
 pub struct Endpoint {
     config: Config,
+    workers: Workers,
     snapshots: Snapshots,
     deadlines: Deadlines,
     in_flight: Arc<InFlight>,
@@ -62,7 +64,13 @@ impl Endpoint {
     pub fn new(config: Config) -> anyhow::Result<Endpoint> {
         let snapshots = Snapshots::new(&config.chunk, config.cache_bytes);
         snapshots.current()?;
-        Ok(Endpoint { deadlines: Deadlines::start()?, snapshots, in_flight: Default::default(), config })
+        Ok(Endpoint {
+            deadlines: Deadlines::start()?,
+            workers: Workers::new(config.connections),
+            snapshots,
+            in_flight: Default::default(),
+            config,
+        })
     }
 
     /// Stops answering (503) and waits up to `bound` for requests in progress.
@@ -86,7 +94,14 @@ impl Endpoint {
             r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
             Reply::Whole(r, None)
         } else {
-            self.route(req)
+            // A panic is a bug of ours; it costs this request (500), never
+            // the connection thread or the server.
+            let routed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.route(req)));
+            routed.unwrap_or_else(|_| {
+                let r =
+                    Refused::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error (logged by the server)");
+                Reply::Whole(r.response(), None)
+            })
         };
         let mut response = match reply {
             Reply::Whole(response, rows) => {
@@ -171,6 +186,7 @@ impl Endpoint {
         };
         let job = QueryJob {
             text,
+            base: format!("http://{}/query", self.config.bind),
             default_graphs: iris(&params, "default-graph-uri")?,
             named_graphs: iris(&params, "named-graph-uri")?,
             accept: header(req, ACCEPT).map(str::to_owned),
@@ -185,7 +201,7 @@ impl Endpoint {
 
     fn run_query(&self, job: QueryJob) -> Step<Reply> {
         let (tx, rx) = stream::channel();
-        limits::spawn_request_thread(move || job.run(tx)).map_err(|e| {
+        self.workers.run(move || job.run(tx)).map_err(|e| {
             Refused::new(StatusCode::SERVICE_UNAVAILABLE, format!("no thread for the query: {e}"))
         })?;
         self.reply_from(stream::start(rx, self.config.max_rows.is_some(), self.patience()))
@@ -263,7 +279,7 @@ impl Endpoint {
             chunk: self.config.chunk.clone(),
             lock_wait: self.config.lock_wait,
         };
-        let outcome = limits::on_request_stack(move || job.run());
+        let outcome = self.on_worker(move || job.run());
         self.snapshots.invalidate();
         outcome.map(|()| {
             Reply::Whole(
@@ -271,6 +287,16 @@ impl Endpoint {
                 None,
             )
         })
+    }
+
+    /// Runs a write on a worker (the large request stack) and waits for it.
+    fn on_worker(&self, f: impl FnOnce() -> Result<(), Refused> + Send + 'static) -> Result<(), Refused> {
+        let internal = |why: String| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, why);
+        match self.workers.run_and_wait(f) {
+            Ok(Some(outcome)) => outcome,
+            Ok(None) => Err(internal("internal error (logged by the server); nothing was appended".into())),
+            Err(e) => Err(internal(format!("no worker for the request: {e}"))),
+        }
     }
 
     fn authorize(&self, req: &Request<Body>) -> Step<()> {
@@ -308,6 +334,7 @@ impl Endpoint {
         let reply = match target.construct() {
             Some(text) => self.run_query(QueryJob {
                 text,
+                base: format!("http://{}/store", self.config.bind),
                 default_graphs: Vec::new(),
                 named_graphs: Vec::new(),
                 accept,
@@ -385,7 +412,7 @@ impl Endpoint {
             write_update(target, quads, method == Method::PUT)?
         };
         let (chunk, lock_wait, started) = (self.config.chunk.clone(), self.config.lock_wait, Instant::now());
-        let outcome = limits::on_request_stack(move || commit(&chunk, lock_wait, &update, started));
+        let outcome = self.on_worker(move || commit(&chunk, lock_wait, &update, started));
         self.snapshots.invalidate();
         outcome?;
         let created = !existed && method != Method::DELETE;
@@ -459,6 +486,8 @@ impl Endpoint {
 /// What a query's worker needs, owned.
 struct QueryJob {
     text: String,
+    /// Relative IRIs in the query resolve against this (the endpoint's URL).
+    base: String,
     default_graphs: Vec<NamedNode>,
     named_graphs: Vec<NamedNode>,
     accept: Option<String>,
@@ -474,7 +503,11 @@ impl QueryJob {
         let refuse = |status: u16, message: String| {
             let _ = tx.send(Message::Refused(status, message));
         };
-        let mut query = match limits::parse_query(SparqlParser::new(), &self.text) {
+        let parser = match SparqlParser::new().with_base_iri(&self.base) {
+            Ok(p) => p,
+            Err(e) => return refuse(500, format!("the endpoint's base IRI {}: {e}", self.base)),
+        };
+        let mut query = match limits::parse_query(parser, &self.text) {
             Ok(q) => q,
             Err(Refusal::Syntax(m)) => return refuse(400, format!("query syntax: {m}")),
             Err(Refusal::Limit(m)) => return refuse(400, format!("query refused: {m}")),

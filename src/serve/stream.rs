@@ -108,9 +108,11 @@ pub fn start(rx: Receiver<Message>, hold_all: bool, patience: Duration) -> Start
     let recv = |rx: &Receiver<Message>| match rx.recv_timeout(patience) {
         Ok(m) => Some(m),
         Err(RecvTimeoutError::Timeout) => None,
-        Err(RecvTimeoutError::Disconnected) => {
-            Some(Message::Done(Err(QueryError::Evaluation("the query worker stopped unexpectedly".into()))))
-        }
+        // The worker ended without a last message: it panicked (the panic
+        // message is on the server's stderr). A fault of ours: 500.
+        Err(RecvTimeoutError::Disconnected) => Some(Message::Done(Err(QueryError::Io(io::Error::other(
+            "the query's worker stopped unexpectedly (an internal error; see the server's log)",
+        ))))),
     };
     let content_type = match recv(&rx) {
         Some(Message::Head { content_type }) => content_type,

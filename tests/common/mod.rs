@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+pub mod manifest;
+pub mod server;
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

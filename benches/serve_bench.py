@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""`cottas-tui serve` against Oxigraph's own server, side by side.
+
+Both servers hold the same LUBM-like store (ours from `benches/scale.py`,
+Oxigraph's loaded by pyoxigraph 0.5 from the same N-Quads) and are started
+here on loopback with `--union-default-graph`. ApacheBench (`ab`, Debian's
+apache2-utils; a C client, so the client is not the bottleneck) sends the
+same GET request N times with keep-alive at 1, 4 and 16 concurrent clients,
+alternating between the servers; the table gives requests per second and
+ab's p50 / p99 latency (whole milliseconds). Answers are compared once per
+query before timing. Updates: 200 sequential `INSERT DATA` of one quad to
+a read-write server on a copy of each store.
+
+    python3 benches/serve_bench.py --ours /work/scale/bench/ours-1000000 \\
+        --ox /work/scale/bench/ox-1000000 --oxigraph /path/to/venv/bin/oxigraph
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scale import D0, P  # noqa: E402  the same data and IRIs as the scale benchmark
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "cottas-tui")
+
+QUERIES = [
+    ("bound subject", f"SELECT ?p ?o WHERE {{ <{D0}/AssistantProfessor0> ?p ?o }}"),
+    ("bound object", f"SELECT ?s ?p WHERE {{ ?s ?p <{D0}/AssistantProfessor0> }}"),
+    ("two patterns through a bound IRI",
+     P + f"SELECT ?x WHERE {{ ?x a ub:GraduateStudent ; ub:takesCourse <{D0}/GraduateCourse0> }}"),
+]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(cmd, port):
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(600):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    sys.exit(f"{cmd[0]} did not start: {' '.join(cmd)}")
+
+
+def answer(port, query):
+    url = f"http://127.0.0.1:{port}/query?" + urllib.parse.urlencode({"query": query})
+    req = urllib.request.Request(url, headers={"Accept": "application/sparql-results+json"})
+    with urllib.request.urlopen(req) as r:
+        rows = json.load(r)["results"]["bindings"]
+    return sorted(json.dumps(b, sort_keys=True) for b in rows)
+
+
+def ab(args):
+    out = subprocess.run(["ab", "-q", "-k", *args], capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests per second:\s+([\d.]+)", out).group(1))
+    failed = int(re.search(r"Failed requests:\s+(\d+)", out).group(1))
+    pct = dict(re.findall(r"^\s+(\d+)%\s+(\d+)", out, re.M))
+    if failed:
+        sys.exit(f"ab reported {failed} failed requests:\n{out}")
+    return rps, int(pct["50"]), int(pct["99"])
+
+
+def query_runs(ports, n, concurrency):
+    rows = []
+    for name, q in QUERIES:
+        if answer(ports["ours"], q) != answer(ports["ox"], q):
+            sys.exit(f"{name}: the two servers answer differently")
+        url_path = "/query?" + urllib.parse.urlencode({"query": q})
+        for c in concurrency:
+            got = {}
+            for who in ("ours", "ox", "ours", "ox"):  # alternate; keep the better run of each
+                r = ab(["-n", str(n), "-c", str(c), "-H", "Accept: application/sparql-results+json",
+                        f"http://127.0.0.1:{ports[who]}{url_path}"])
+                got[who] = max(got.get(who, r), r, key=lambda x: x[0])
+            rows.append((name, c, got["ours"], got["ox"]))
+    return rows
+
+
+def update_runs(ours_store, ox_location, oxigraph, n):
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        body = os.path.join(tmp, "insert.ru")
+        with open(body, "w") as f:
+            f.write("INSERT DATA { <http://ex.org/bench> <http://ex.org/p> <http://ex.org/o> }")
+        ours = shutil.copytree(ours_store, os.path.join(tmp, "ours"), symlinks=True)
+        ox = shutil.copytree(ox_location, os.path.join(tmp, "ox"))
+        servers = {
+            "ours": [BIN, "serve", ours, "--write", "--quiet"],
+            "ox": [oxigraph, "serve", "--location", ox],
+        }
+        for who, cmd in servers.items():
+            port = free_port()
+            flag = ["--bind", f"127.0.0.1:{port}"]
+            proc = start(cmd + flag, port)
+            try:
+                out[who] = ab(["-n", str(n), "-c", "1", "-p", body, "-T", "application/sparql-update",
+                               f"http://127.0.0.1:{port}/update"])
+            finally:
+                proc.terminate()
+                proc.wait()
+    return out
+
+
+def main():
+    a = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("--ours", required=True, help="our store (a chunk dir)")
+    a.add_argument("--ox", required=True, help="Oxigraph's store directory (same data)")
+    a.add_argument("--oxigraph", required=True, help="the oxigraph CLI (pip install oxigraph==0.5.13)")
+    a.add_argument("--requests", type=int, default=2000)
+    a.add_argument("--concurrency", default="1,4,16")
+    a.add_argument("--updates", type=int, default=200)
+    args = a.parse_args()
+    concurrency = [int(c) for c in args.concurrency.split(",")]
+    ports = {"ours": free_port(), "ox": free_port()}
+    procs = [
+        start([BIN, "serve", args.ours, "--union-default-graph", "--quiet",
+               "--bind", f"127.0.0.1:{ports['ours']}"], ports["ours"]),
+        start([args.oxigraph, "serve-read-only", "--location", args.ox, "--union-default-graph",
+               "--bind", f"127.0.0.1:{ports['ox']}"], ports["ox"]),
+    ]
+    try:
+        rows = query_runs(ports, args.requests, concurrency)
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+    print("| query | clients | cottas-tui req/s | p50 ms | p99 ms | Oxigraph req/s | p50 ms | p99 ms | ours / Oxigraph |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, c, (r1, a50, a99), (r2, b50, b99) in rows:
+        print(f"| {name} | {c} | {r1:,.0f} | {a50} | {a99} | {r2:,.0f} | {b50} | {b99} | {r1 / r2:.2f}× |")
+    up = update_runs(args.ours, args.ox, args.oxigraph, args.updates)
+    print()
+    print("| one-quad INSERT DATA, sequential | req/s | p50 ms | p99 ms |")
+    print("|---|---|---|---|")
+    for who, label in (("ours", "cottas-tui serve --write"), ("ox", "oxigraph serve")):
+        r, p50, p99 = up[who]
+        print(f"| {label} | {r:,.0f} | {p50} | {p99} |")
+
+
+if __name__ == "__main__":
+    main()
