@@ -76,6 +76,11 @@ pub fn graph_exists(snapshot: &crate::view::Snapshot, g: &NamedNode) -> Result<b
     quads.next().transpose().map(|q| q.is_some()).map_err(Refused::store)
 }
 
+/// Whether `media` is a syntax of triples (one graph), not of quads.
+pub fn is_triple_syntax(media: &str) -> bool {
+    matches!(media, "application/n-triples" | "text/plain" | "text/turtle" | "application/x-turtle")
+}
+
 /// The body's statements, parsed as its media type says. A graph takes
 /// triple syntaxes; the dataset also takes N-Quads and TriG.
 pub fn parse_body(body: &[u8], media: &str, target: &Target, base: &str) -> Result<Vec<Quad>, Refused> {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use oxhttp::model::header::{
     ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN, ALLOW,
-    AUTHORIZATION, CONNECTION, CONTENT_TYPE, ORIGIN, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
+    AUTHORIZATION, CONNECTION, CONTENT_TYPE, LOCATION, ORIGIN, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
 };
 use oxhttp::model::{Body, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use oxrdf::NamedNode;
@@ -16,7 +16,7 @@ use spargebra::algebra::QueryDataset;
 use spargebra::{GraphUpdateOperation, Query, SparqlParser, Update};
 
 use super::deadlines::Deadlines;
-use super::graph_store::{delete_update, graph_exists, parse_body, write_update, Target};
+use super::graph_store::{delete_update, graph_exists, is_triple_syntax, parse_body, write_update, Target};
 use super::negotiate::{choose, Offer};
 use super::snapshot::{Snapshot, Snapshots};
 use super::stream::{self, Message, PieceWriter, Start, StreamBody};
@@ -397,6 +397,10 @@ impl Endpoint {
         if target == &Target::Dataset && method != Method::POST {
             return Err(not_allowed("GET, HEAD, POST"));
         }
+        // POST of triples to the store itself creates a graph (GSP §5.5).
+        let new_graph =
+            (target == &Target::Dataset && is_triple_syntax(&media_type(req))).then(|| self.new_graph_iri());
+        let target = &new_graph.clone().map_or_else(|| target.clone(), Target::Named);
         let existed = match target {
             Target::Named(g) => graph_exists(&self.snapshot()?.view, g)?,
             _ => true,
@@ -417,7 +421,21 @@ impl Endpoint {
         outcome?;
         let created = !existed && method != Method::DELETE;
         let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
-        Ok(Reply::Whole(Response::builder().status(status).body(Body::empty()).unwrap(), None))
+        let mut response = Response::builder().status(status);
+        if let Some(iri) = new_graph {
+            response = response.header(LOCATION, iri.as_str());
+        }
+        Ok(Reply::Whole(response.body(Body::empty()).unwrap(), None))
+    }
+
+    /// A graph name no other request gets: the endpoint's URL, the time and
+    /// a counter.
+    fn new_graph_iri(&self) -> oxrdf::NamedNode {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        oxrdf::NamedNode::new_unchecked(format!("http://{}/store/graph-{nanos:x}-{n}", self.config.bind))
     }
 
     // ---- bodies, CORS ---------------------------------------------------
