@@ -14,20 +14,19 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cottas-tui");
 
-fn store_with_sample(dir: &Path) -> PathBuf {
-    common::sample_store(dir)
-}
-
-fn count(server: &Server) -> u64 {
-    let r = curl(&[
-        "-H",
-        "Accept: text/csv",
-        "--data-urlencode",
-        "query=SELECT (COUNT(*) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }",
-        &server.url("/query"),
-    ]);
+/// The number a `SELECT (COUNT(*) AS ?n)` query answers at `url`.
+fn count_at(url: &str, query: &str) -> u64 {
+    let r = curl(&["-H", "Accept: text/csv", "--data-urlencode", &format!("query={query}"), url]);
     assert_eq!(r.status, 200, "{}", r.body);
     r.body.lines().nth(1).unwrap().trim().parse().unwrap()
+}
+
+/// Every quad of the store, in every graph.
+fn count(server: &Server) -> u64 {
+    count_at(
+        &server.url("/query"),
+        "SELECT (COUNT(*) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }",
+    )
 }
 
 fn update(server: &Server, text: &str, extra: &[&str]) -> Reply {
@@ -41,7 +40,7 @@ fn update(server: &Server, text: &str, extra: &[&str]) -> Reply {
 #[test]
 fn queries_answer_in_the_negotiated_format() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&store_with_sample(dir.path()), &[]);
+    let server = Server::start(&common::sample_store(dir.path()), &[]);
     let query = "query=SELECT ?o { <https://example.org/default-subject> ?p ?o }";
     for (accept, content_type, needle) in [
         ("application/sparql-results+json", "application/sparql-results+json", "\"value\":\"default\""),
@@ -84,7 +83,7 @@ fn queries_answer_in_the_negotiated_format() {
 #[test]
 fn bad_requests_get_the_right_status_and_say_why() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&store_with_sample(dir.path()), &[]);
+    let server = Server::start(&common::sample_store(dir.path()), &[]);
     let r = curl(&["--data-urlencode", "query=SELECT * WHERE { ?s ?p }", &server.url("/query")]);
     assert_eq!(r.status, 400);
     assert!(r.body.contains("1:25"), "the message names line:column: {}", r.body);
@@ -124,7 +123,7 @@ fn bad_requests_get_the_right_status_and_say_why() {
 #[test]
 fn a_read_only_server_refuses_updates_and_describes_itself() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&store_with_sample(dir.path()), &[]);
+    let server = Server::start(&common::sample_store(dir.path()), &[]);
     let r = update(&server, "INSERT DATA { <http://ex.org/a> <http://ex.org/b> 1 }", &[]);
     assert_eq!(r.status, 403);
     assert!(r.body.contains("--write"), "{}", r.body);
@@ -145,7 +144,7 @@ fn a_read_only_server_refuses_updates_and_describes_itself() {
 #[test]
 fn updates_commit_and_other_writers_and_compaction_show_up_at_the_next_request() {
     let dir = tempfile::tempdir().unwrap();
-    let store = store_with_sample(dir.path());
+    let store = common::sample_store(dir.path());
     let server = Server::start(&store, &["--write"]);
     let r = update(&server, "INSERT DATA { <http://ex.org/a> <http://ex.org/b> 1 }", &[]);
     assert_eq!(r.status, 204, "{}", r.body);
@@ -198,7 +197,7 @@ fn updates_commit_and_other_writers_and_compaction_show_up_at_the_next_request()
 #[test]
 fn load_and_service_cannot_reach_files_or_the_network() {
     let dir = tempfile::tempdir().unwrap();
-    let store = store_with_sample(dir.path());
+    let store = common::sample_store(dir.path());
     let server = Server::start(&store, &["--write"]);
     for text in [
         "LOAD <file:///etc/passwd>",
@@ -223,7 +222,7 @@ fn load_and_service_cannot_reach_files_or_the_network() {
 #[test]
 fn writes_need_the_token_when_one_is_set_and_beyond_loopback() {
     let dir = tempfile::tempdir().unwrap();
-    let store = store_with_sample(dir.path());
+    let store = common::sample_store(dir.path());
     let refused =
         Command::new(BIN).arg("serve").arg(&store).args(["--bind", "0.0.0.0:0", "--write"]).output().unwrap();
     assert_eq!(refused.status.code(), Some(2));
@@ -243,7 +242,7 @@ fn writes_need_the_token_when_one_is_set_and_beyond_loopback() {
 #[test]
 fn max_rows_cuts_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let store = store_with_sample(dir.path());
+    let store = common::sample_store(dir.path());
     let server = Server::start(&store, &["--max-rows", "3", "--union-default-graph"]);
     let all = "query=SELECT * { ?s ?p ?o }";
     let r = curl(&["-H", "Accept: text/csv", "--data-urlencode", all, &server.url("/query")]);
@@ -294,7 +293,7 @@ fn cpu_ticks(pid: u32) -> u64 {
 #[test]
 fn hostile_requests_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
-    let store = store_with_sample(dir.path());
+    let store = common::sample_store(dir.path());
     let server = Server::start(&store, &["--write", "--max-body", "1K"]);
     // A body larger than --max-body is refused without being read.
     let big = format!("INSERT DATA {{ <http://ex.org/a> <http://ex.org/b> \"{}\" }}", "x".repeat(4096));
@@ -382,7 +381,7 @@ fn write_until_refused(port: u16, first: u64) -> u64 {
     let mut answered = 0;
     loop {
         let i = first + answered;
-        let text = format!("INSERT DATA {{ <http://ex.org/k{i}> <http://ex.org/w> {i} }}");
+        let text = insert_text(i);
         let out = Command::new("curl")
             .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10"])
             .args(["-H", "Content-Type: application/sparql-update", "--data-binary", &text, &url])
@@ -395,16 +394,16 @@ fn write_until_refused(port: u16, first: u64) -> u64 {
     }
 }
 
+const WRITTEN: &str = "SELECT (COUNT(*) AS ?n) { ?s <http://ex.org/w> ?o }";
+
+/// The quads `write_one` and `write_until_refused` committed.
 fn written(server: &Server) -> u64 {
-    let r = curl(&[
-        "-H",
-        "Accept: text/csv",
-        "--data-urlencode",
-        "query=SELECT (COUNT(*) AS ?n) { ?s <http://ex.org/w> ?o }",
-        &server.url("/query"),
-    ]);
-    assert_eq!(r.status, 200, "{}", r.body);
-    r.body.lines().nth(1).unwrap().trim().parse().unwrap()
+    count_at(&server.url("/query"), WRITTEN)
+}
+
+/// The one-quad update numbered `i`.
+fn insert_text(i: u64) -> String {
+    format!("INSERT DATA {{ <http://ex.org/k{i}> <http://ex.org/w> {i} }}")
 }
 
 /// `kill -9` while a client commits, restart, repeat: every update that was
@@ -414,7 +413,7 @@ fn written(server: &Server) -> u64 {
 fn every_answered_update_survives_kill_dash_nine_in_the_middle_of_writing() {
     let rounds: u64 = std::env::var("COTTAS_SERVE_KILLS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
     let dir = tempfile::tempdir().unwrap();
-    let store = store_with_sample(dir.path());
+    let store = common::sample_store(dir.path());
     let mut rng = common::Rng(0x5e7e);
     let mut committed = 0;
     for round in 0..rounds {
@@ -455,12 +454,9 @@ fn eight_readers_and_a_writer_through_a_compaction_lose_nothing() {
         .map(|_| {
             std::thread::spawn(move || {
                 let url = format!("http://127.0.0.1:{port}/query");
-                let query = "query=SELECT (COUNT(*) AS ?n) { ?s <http://ex.org/w> ?o }";
                 let mut seen = Vec::new();
                 while Instant::now() < until {
-                    let r = curl(&["-H", "Accept: text/csv", "--data-urlencode", query, &url]);
-                    assert_eq!(r.status, 200, "{}", r.body);
-                    seen.push(r.body.lines().nth(1).unwrap().trim().parse::<u64>().unwrap());
+                    seen.push(count_at(&url, WRITTEN));
                 }
                 seen
             })
@@ -490,7 +486,7 @@ fn eight_readers_and_a_writer_through_a_compaction_lose_nothing() {
 /// One update (`<k_i> <w> i`), which must be answered 204; returns 1.
 fn write_one(port: u16, i: u64) -> u64 {
     let url = format!("http://127.0.0.1:{port}/update");
-    let text = format!("INSERT DATA {{ <http://ex.org/k{i}> <http://ex.org/w> {i} }}");
+    let text = insert_text(i);
     let r = curl(&["-H", "Content-Type: application/sparql-update", "--data-binary", &text, &url]);
     assert_eq!(r.status, 204, "{}", r.body);
     1
@@ -500,7 +496,7 @@ fn write_one(port: u16, i: u64) -> u64 {
 fn sparqlwrapper_and_rdflib_use_the_endpoint_like_any_sparql_server() {
     let Some(python) = common::venv_python("SPARQLWrapper, rdflib") else { return };
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&store_with_sample(dir.path()), &["--write"]);
+    let server = Server::start(&common::sample_store(dir.path()), &["--write"]);
     let out = Command::new(python)
         .arg(common::repo().join("tests/clients/sparql_clients.py"))
         .arg(server.url(""))
@@ -517,7 +513,7 @@ fn sparqlwrapper_and_rdflib_use_the_endpoint_like_any_sparql_server() {
 #[test]
 fn the_graph_store_protocol_reads_and_writes_graphs_with_its_status_codes() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&store_with_sample(dir.path()), &["--write"]);
+    let server = Server::start(&common::sample_store(dir.path()), &["--write"]);
     let g = server.url("/store?graph=http%3A%2F%2Fex.org%2Fg");
     let put = |body: &str| curl(&["-X", "PUT", "-H", "Content-Type: text/turtle", "--data-binary", body, &g]);
     assert_eq!(curl(&[&g]).status, 404);
@@ -580,19 +576,14 @@ fn the_graph_store_protocol_reads_and_writes_graphs_with_its_status_codes() {
 #[test]
 fn readers_never_see_a_count_go_down_or_a_torn_batch_while_writers_commit() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&store_with_sample(dir.path()), &["--write"]);
+    let server = Server::start(&common::sample_store(dir.path()), &["--write"]);
     let port = server.port;
     let readers: Vec<_> = (0..4)
         .map(|_| {
             std::thread::spawn(move || {
                 let url = format!("http://127.0.0.1:{port}/query");
-                let query = "query=SELECT (COUNT(*) AS ?n) { ?s <http://ex.org/pair> ?o }";
-                let mut seen = Vec::new();
-                for _ in 0..30 {
-                    let r = curl(&["-H", "Accept: text/csv", "--data-urlencode", query, &url]);
-                    assert_eq!(r.status, 200, "{}", r.body);
-                    seen.push(r.body.lines().nth(1).unwrap().trim().parse::<u64>().unwrap());
-                }
+                let query = "SELECT (COUNT(*) AS ?n) { ?s <http://ex.org/pair> ?o }";
+                let seen: Vec<u64> = (0..30).map(|_| count_at(&url, query)).collect();
                 seen
             })
         })
@@ -615,7 +606,7 @@ fn readers_never_see_a_count_go_down_or_a_torn_batch_while_writers_commit() {
 #[test]
 fn requests_built_to_exhaust_the_stack_answer_400_and_the_server_stays_up() {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&store_with_sample(dir.path()), &["--write"]);
+    let server = Server::start(&common::sample_store(dir.path()), &["--write"]);
     let depth = 50_000;
     let nested = format!("ASK {{ FILTER({}1{}) }}", "(".repeat(depth), ")".repeat(depth));
     let groups = vec!["{ ?s ?p ?o }"; 20_000].join(" UNION ");

@@ -170,18 +170,18 @@ impl Endpoint {
             Method::GET => (single(&url, "query")?, url),
             Method::POST => match media_type(req).as_str() {
                 "application/x-www-form-urlencoded" => {
-                    let form = form::parse(&self.read_body(req)?).map_err(bad_request)?;
+                    let form = form::parse(&self.read_body(req)?).map_err(Refused::bad)?;
                     (single(&form, "query")?, form)
                 }
                 "application/sparql-query" => (Some(utf8(self.read_body(req)?)?), url),
-                other => return Err(unsupported(other, "application/sparql-query or a form")),
+                other => return Err(Refused::unsupported(other, "application/sparql-query or a form")),
             },
             _ => return Err(not_allowed("GET, POST")),
         };
         let Some(text) = text else {
             return match *req.method() {
                 Method::GET => Ok(Reply::Whole(self.service_description(), None)),
-                _ => Err(bad_request("no `query` parameter".into())),
+                _ => Err(Refused::bad("no `query` parameter".into())),
             };
         };
         let job = QueryJob {
@@ -265,11 +265,11 @@ impl Endpoint {
         let url = url_params(req)?;
         let (text, params) = match media_type(req).as_str() {
             "application/x-www-form-urlencoded" => {
-                let form = form::parse(&self.read_body(req)?).map_err(bad_request)?;
-                (single(&form, "update")?.ok_or_else(|| bad_request("no `update` parameter".into()))?, form)
+                let form = form::parse(&self.read_body(req)?).map_err(Refused::bad)?;
+                (single(&form, "update")?.ok_or_else(|| Refused::bad("no `update` parameter".into()))?, form)
             }
             "application/sparql-update" => (utf8(self.read_body(req)?)?, url),
-            other => return Err(unsupported(other, "application/sparql-update or a form")),
+            other => return Err(Refused::unsupported(other, "application/sparql-update or a form")),
         };
         let job = UpdateJob {
             text,
@@ -460,7 +460,7 @@ impl Endpoint {
         req.body_mut()
             .take(limit as u64 + 1)
             .read_to_end(&mut body)
-            .map_err(|e| bad_request(format!("cannot read the request body: {e}")))?;
+            .map_err(|e| Refused::bad(format!("cannot read the request body: {e}")))?;
         if body.len() > limit {
             return Err(too_large(req));
         }
@@ -809,7 +809,7 @@ fn refuse_other_charsets(req: &Request<Body>) -> Step<()> {
 }
 
 fn url_params(req: &Request<Body>) -> Step<Vec<(String, String)>> {
-    form::parse(req.uri().query().unwrap_or("").as_bytes()).map_err(bad_request)
+    form::parse(req.uri().query().unwrap_or("").as_bytes()).map_err(Refused::bad)
 }
 
 /// The one value of `name`, if any; repeating it is an error.
@@ -817,20 +817,20 @@ fn single(pairs: &[(String, String)], name: &str) -> Step<Option<String>> {
     match form::all(pairs, name)[..] {
         [] => Ok(None),
         [one] => Ok(Some(one.to_owned())),
-        _ => Err(bad_request(format!("`{name}` is given more than once"))),
+        _ => Err(Refused::bad(format!("`{name}` is given more than once"))),
     }
 }
 
 fn iris(pairs: &[(String, String)], name: &str) -> Step<Vec<NamedNode>> {
     form::all(pairs, name)
         .into_iter()
-        .map(|v| NamedNode::new(v).map_err(|e| bad_request(format!("`{name}` {v:?} is not an IRI: {e}"))))
+        .map(|v| NamedNode::new(v).map_err(|e| Refused::bad(format!("`{name}` {v:?} is not an IRI: {e}"))))
         .collect()
 }
 
 fn utf8(body: Vec<u8>) -> Step<String> {
     String::from_utf8(body).map_err(|e| {
-        bad_request(format!("the request body is not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+        Refused::bad(format!("the request body is not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
     })
 }
 
@@ -856,16 +856,8 @@ fn text(status: StatusCode, message: &str) -> Response<Body> {
     typed(status, "text/plain", format!("{message}\n"))
 }
 
-fn bad_request(message: String) -> Refused {
-    Refused::bad(message)
-}
-
 fn not_allowed(allow: &'static str) -> Refused {
     Refused::new(StatusCode::METHOD_NOT_ALLOWED, format!("this route answers {allow}")).with(ALLOW, allow)
-}
-
-fn unsupported(got: &str, expected: &str) -> Refused {
-    Refused::unsupported(got, expected)
 }
 
 fn page() -> Response<Body> {
