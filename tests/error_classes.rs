@@ -159,3 +159,17 @@ fn log_leftover_classes() {
     assert_eq!(l.leftover.reason, StopReason::InvalidEntry, "{:?}", l.leftover.error);
     assert!(l.leftover.error.unwrap().to_string().contains("contain ':'"));
 }
+
+#[test]
+fn a_missing_store_is_reported_once_with_its_path() {
+    let missing = tempfile::tempdir().unwrap().path().join("no-such-store");
+    for args in [vec!["query", "-e", "ASK {}"], vec!["serve", "--bind", "127.0.0.1:0"]] {
+        let (verb, rest) = args.split_first().unwrap();
+        let out = common::bin().arg(verb).arg(&missing).args(rest).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{verb}: {err}");
+        assert!(err.contains(&missing.display().to_string()), "{verb}: {err}");
+        // The io error's text once, not once from the message and again from its source.
+        assert_eq!(err.matches("No such file or directory").count(), 1, "{verb}: {err}");
+    }
+}

@@ -6,6 +6,7 @@ mod common;
 
 use common::server::{curl, Reply, Server};
 
+use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -71,6 +72,18 @@ fn queries_answer_in_the_negotiated_format() {
     ]);
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/n-triples"));
+    assert_eq!(
+        r.body.trim(),
+        "<https://example.org/default-subject> <https://example.org/status> \"default\" ."
+    );
+    let r = curl(&[
+        "-H",
+        "Accept: application/trig",
+        "--data-urlencode",
+        "query=CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }",
+        &server.url("/query"),
+    ]);
+    assert_eq!(r.header("content-type"), Some("application/trig"));
     assert_eq!(
         r.body.trim(),
         "<https://example.org/default-subject> <https://example.org/status> \"default\" ."
@@ -220,6 +233,50 @@ fn load_and_service_cannot_reach_files_or_the_network() {
 }
 
 #[test]
+fn allow_load_reads_files_under_its_directory_and_nowhere_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::sample_store(dir.path());
+    let allowed = dir.path().join("loadable");
+    std::fs::create_dir(&allowed).unwrap();
+    std::fs::write(allowed.join("extra.nt"), "<http://ex.org/l> <http://ex.org/p> \"loaded\" .\n").unwrap();
+    std::fs::write(dir.path().join("outside.nt"), "<http://ex.org/o> <http://ex.org/p> \"secret\" .\n")
+        .unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside.nt"), allowed.join("link.nt")).unwrap();
+    let refused =
+        Command::new(BIN).arg("serve").arg(&store).arg("--allow-load").arg(&allowed).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2), "--allow-load needs --write");
+    let server = Server::start(&store, &["--write", "--allow-load", allowed.to_str().unwrap()]);
+    let canonical = allowed.canonicalize().unwrap();
+    let iri = |p: &Path| format!("<file://{}>", p.display());
+    for (path, status) in [
+        (dir.path().join("outside.nt"), 403),
+        (canonical.join("../outside.nt"), 403),
+        (canonical.join("link.nt"), 403),
+        (canonical.join("missing.nt"), 400),
+        (PathBuf::from("/etc/passwd"), 403),
+    ] {
+        let text = format!("LOAD {} INTO GRAPH <http://ex.org/loaded>", iri(&path));
+        let r = update(&server, &text, &[]);
+        assert_eq!(r.status, status, "{text}: {}", r.body);
+    }
+    assert_eq!(count(&server), 5, "nothing was appended");
+    let r = update(
+        &server,
+        &format!("LOAD {} INTO GRAPH <http://ex.org/loaded>", iri(&canonical.join("extra.nt"))),
+        &[],
+    );
+    assert_eq!(r.status, 204, "{}", r.body);
+    assert_eq!(count(&server), 6);
+    assert_eq!(
+        count_at(
+            &server.url("/query"),
+            "SELECT (COUNT(*) AS ?n) { GRAPH <http://ex.org/loaded> { ?s ?p \"loaded\" } }"
+        ),
+        1
+    );
+}
+
+#[test]
 fn writes_need_the_token_when_one_is_set_and_beyond_loopback() {
     let dir = tempfile::tempdir().unwrap();
     let store = common::sample_store(dir.path());
@@ -279,6 +336,33 @@ fn the_timeout_cancels_the_evaluation() {
     let idle = cpu_ticks(server.child.id()) - busy;
     assert!(idle < 30, "{idle} clock ticks of CPU in the second after the timeout");
     assert_eq!(curl(&["--data-urlencode", "query=ASK {}", &server.url("/query")]).status, 200);
+    // A billion rows made in memory from three VALUES tables: spareval never
+    // reads the store, so the token is looked at between rows. The result
+    // streams, so the timeout cuts it (curl: exit 18, a partial transfer).
+    let values = |v: &str| {
+        format!("VALUES ?{v} {{ {} }}", (0..1000).map(|i| i.to_string()).collect::<Vec<_>>().join(" "))
+    };
+    let product = format!("query=SELECT * {{ {} {} {} }}", values("a"), values("b"), values("c"));
+    let started = Instant::now();
+    let out = Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "--max-time",
+            "60",
+            "--data-urlencode",
+            &product,
+            &server.url("/query"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(18), "the stream is cut, not completed");
+    assert!(started.elapsed() < Duration::from_secs(20), "the timeout stopped the rows");
+    let busy = cpu_ticks(server.child.id());
+    std::thread::sleep(Duration::from_secs(1));
+    let idle = cpu_ticks(server.child.id()) - busy;
+    assert!(idle < 30, "{idle} clock ticks of CPU in the second after the cut");
 }
 
 /// User + system CPU of a process, in clock ticks (`/proc/PID/stat`).
@@ -510,6 +594,10 @@ fn sparqlwrapper_and_rdflib_use_the_endpoint_like_any_sparql_server() {
     );
 }
 
+fn quad_set<E: std::fmt::Debug>(quads: impl Iterator<Item = Result<oxrdf::Quad, E>>) -> BTreeSet<String> {
+    quads.map(|q| q.unwrap().to_string()).collect()
+}
+
 #[test]
 fn the_graph_store_protocol_reads_and_writes_graphs_with_its_status_codes() {
     let dir = tempfile::tempdir().unwrap();
@@ -547,6 +635,14 @@ fn the_graph_store_protocol_reads_and_writes_graphs_with_its_status_codes() {
     assert_eq!(all.header("content-type"), Some("application/n-quads"));
     assert_eq!(all.body.lines().count(), 7);
     assert!(all.body.contains("<http://ex.org/a> <http://ex.org/b> \"x\" <http://ex.org/g> ."));
+    // The same dataset as TriG: the same quads.
+    let trig = curl(&["-H", "Accept: application/trig", &server.url("/store")]);
+    assert_eq!(trig.header("content-type"), Some("application/trig"));
+    assert!(trig.body.contains(" {\n"), "graph blocks: {}", trig.body);
+    assert_eq!(
+        quad_set(oxttl::TriGParser::new().for_slice(&trig.body)),
+        quad_set(oxttl::NQuadsParser::new().for_slice(&all.body))
+    );
     let quads = "<http://ex.org/q> <http://ex.org/b> \"q\" <http://ex.org/g2> .\n";
     let r = curl(&["-H", "Content-Type: application/n-quads", "--data-binary", quads, &server.url("/store")]);
     assert_eq!(r.status, 204);
@@ -629,6 +725,66 @@ fn requests_built_to_exhaust_the_stack_answer_400_and_the_server_stays_up() {
     assert_eq!(count(&server), 5);
 }
 
+#[test]
+fn a_panic_in_one_request_costs_that_request_a_500_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = "injected-panic-marker";
+    let env = [("COTTAS_TUI_DEBUG_PANIC", marker)];
+    let server = Server::start_with_env(&common::sample_store(dir.path()), &["--write"], &env);
+    let query = format!("ASK {{ ?s ?p \"{marker}\" }}");
+    let r = curl(&["--data-urlencode", &format!("query={query}"), &server.url("/query")]);
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert!(r.body.contains("internal error"), "{}", r.body);
+    let r =
+        update(&server, &format!("INSERT DATA {{ <http://ex.org/a> <http://ex.org/b> \"{marker}\" }}"), &[]);
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert!(r.body.contains("nothing was appended"), "{}", r.body);
+    // The server, its workers and the store carry on.
+    assert_eq!(curl(&[&server.url("/health")]).status, 200);
+    for _ in 0..3 {
+        assert_eq!(count(&server), 5);
+    }
+    assert_eq!(update(&server, &insert_text(1), &[]).status, 204);
+    assert_eq!(count(&server), 6);
+}
+
+/// Small queries run on the connection's own thread (default stack) rather
+/// than a large-stack worker. Queries at the bounds of "small" still answer,
+/// and one just past each goes to a worker and answers too: a stack
+/// overflow would abort the server and fail every later request.
+#[test]
+fn queries_at_the_bounds_of_the_connection_thread_answer() {
+    use cottas_tui::sparql::limits::{SMALL_ALGEBRA_DEPTH, SMALL_TEXT_BYTES, SMALL_TEXT_NESTING};
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&common::sample_store(dir.path()), &[]);
+    let brackets = |n: usize| format!("ASK {{ FILTER({}1{}) }}", "(".repeat(n - 2), ")".repeat(n - 2));
+    let unions = |n: usize| format!("SELECT * {{ {} }}", vec!["{ ?s ?p ?o }"; n].join(" UNION "));
+    let optionals = |n: usize| format!("SELECT * {{ ?s ?p ?o {} }}", "OPTIONAL { ?s ?p ?o } ".repeat(n));
+    let path = |n: usize| format!("ASK {{ ?s {} ?o }}", vec!["<https://example.org/knows>"; n].join("/"));
+    let sum = |n: usize| format!("SELECT ({} AS ?x) {{}}", vec!["1"; n].join("+"));
+    let padded = |n: usize| format!("ASK {{}} #{}", "x".repeat(n));
+    let inside = SMALL_ALGEBRA_DEPTH - 4;
+    let past = SMALL_ALGEBRA_DEPTH + 1;
+    for query in [
+        brackets(SMALL_TEXT_NESTING),
+        brackets(SMALL_TEXT_NESTING + 1),
+        unions(inside),
+        unions(past),
+        optionals(inside),
+        optionals(past),
+        path(inside),
+        path(past),
+        sum(inside),
+        sum(SMALL_TEXT_BYTES / 2),
+        padded(SMALL_TEXT_BYTES - 12),
+        padded(SMALL_TEXT_BYTES),
+    ] {
+        let r = curl(&["--data-urlencode", &format!("query={query}"), &server.url("/query")]);
+        assert_eq!(r.status, 200, "{}: {}", &query[..query.len().min(80)], r.body);
+        assert_eq!(curl(&[&server.url("/health")]).status, 200);
+    }
+}
+
 /// The endpoint and `cottas-tui query` agree on the same queries over the
 /// same store (sorted TSV rows).
 #[test]
@@ -647,6 +803,9 @@ fn the_endpoint_answers_as_the_cli_does() {
         "SELECT DISTINCT ?p { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }",
         "ASK { <http://ex.org/s2> ?p ?o }",
         "SELECT ?s ?o2 { ?s <http://ex.org/p> ?o OPTIONAL { GRAPH ?g { ?s ?q ?o2 } } } ORDER BY ?s LIMIT 5",
+        // Starts on the connection thread, outgrows what it may hold there,
+        // and is evaluated again by a worker that streams it.
+        "SELECT ?s ?o { ?s ?p ?o }",
     ] {
         let cli = Command::new(BIN)
             .arg("query")

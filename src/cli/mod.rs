@@ -162,6 +162,21 @@ pub fn report_repeats(
     Ok(())
 }
 
+/// The error and its causes, `: `-separated, leaving out a cause whose text
+/// the message already says (our errors put their source's text in their
+/// message, for callers that print only `Display`).
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
@@ -259,7 +274,7 @@ fn run_cli() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = out.flush();
-            eprintln!("cottas-tui: error: {e:#}");
+            eprintln!("cottas-tui: error: {}", error_chain(&e));
             ExitCode::from(exit_class(&e).code())
         }
     }

@@ -50,6 +50,10 @@ pub struct ServeArgs {
     /// How long an update waits for the writer lock before answering 503.
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub lock_wait: f64,
+    /// Let `LOAD <file:…>` read files under this directory (and nowhere
+    /// else; symlinks out of it are refused). Without it, LOAD answers 403.
+    #[arg(long, value_name = "DIR", requires = "write")]
+    pub allow_load: Option<PathBuf>,
 }
 
 pub fn run(args: &ServeArgs) -> Result<ExitCode> {
@@ -66,6 +70,14 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
     let seconds = |s: f64, what: &str| {
         Duration::try_from_secs_f64(s).map_err(|_| anyhow::anyhow!("{what} must be a number of seconds ≥ 0"))
     };
+    let allow_load = match &args.allow_load {
+        Some(dir) => {
+            let canonical = dir.canonicalize().with_context(|| format!("--allow-load {}", dir.display()))?;
+            anyhow::ensure!(canonical.is_dir(), "--allow-load {}: not a directory", dir.display());
+            Some(canonical)
+        }
+        None => None,
+    };
     let config = Config {
         chunk: args.target.clone(),
         bind: args.bind,
@@ -81,6 +93,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         cache_bytes: args.memory_limit,
         lock_wait: seconds(args.lock_wait, "--lock-wait")?,
         drain: Duration::from_secs(10),
+        allow_load,
     };
     crate::serve::serve(config)?;
     Ok(ExitCode::SUCCESS)

@@ -15,13 +15,15 @@
 //!   under the writer lock for that request only (CLI writers and compaction
 //!   keep working beside the server); a busy lock answers 503;
 //! - no file system and no outbound request: `LOAD` and `SERVICE` are
-//!   refused with 403;
+//!   refused with 403 (`--allow-load DIR` lets `LOAD` read files under DIR
+//!   only: [`load`]);
 //! - `--timeout` cancels the evaluation itself; `--max-rows` cuts a result
 //!   and says so (206 and a `Cottas-Truncated` header).
 
 mod deadlines;
 mod form;
 mod graph_store;
+mod load;
 pub mod negotiate;
 mod routes;
 pub mod snapshot;
@@ -59,6 +61,8 @@ pub struct Config {
     pub lock_wait: Duration,
     /// How long in-flight requests may take to finish at shutdown.
     pub drain: Duration,
+    /// `LOAD` may read files under this directory (canonical); `None`: no LOAD.
+    pub allow_load: Option<PathBuf>,
 }
 
 impl Config {
@@ -72,6 +76,19 @@ impl Config {
                 self.bind
             )
         })
+    }
+}
+
+/// Fault injection for tests: `COTTAS_TUI_DEBUG_PANIC=MARKER` makes a
+/// request whose query or update text contains MARKER panic on its worker,
+/// as a bug in evaluation would, so a test can check that a panic costs one
+/// request and not the server. Read once; absent in normal use.
+fn debug_panic(text: &str) {
+    static MARKER: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let marker =
+        MARKER.get_or_init(|| std::env::var("COTTAS_TUI_DEBUG_PANIC").ok().filter(|m| !m.is_empty()));
+    if let Some(m) = marker.as_deref().filter(|m| text.contains(m)) {
+        panic!("COTTAS_TUI_DEBUG_PANIC: injected panic for a request containing {m:?}");
     }
 }
 

@@ -17,6 +17,7 @@ use spargebra::{GraphUpdateOperation, Query, SparqlParser, Update};
 
 use super::deadlines::Deadlines;
 use super::graph_store::{delete_update, graph_exists, is_triple_syntax, parse_body, write_update, Target};
+use super::load::{self, LoadRefusal};
 use super::negotiate::{choose, Offer};
 use super::snapshot::{Snapshot, Snapshots};
 use super::stream::{self, Message, PieceWriter, Start, StreamBody};
@@ -40,6 +41,7 @@ const GRAPH_FORMATS: &[Offer<OutputFormat>] = &[
     ("application/n-triples", OutputFormat::NTriples),
     ("text/turtle", OutputFormat::Turtle),
     ("application/n-quads", OutputFormat::NQuads),
+    ("application/trig", OutputFormat::TriG),
     ("text/plain", OutputFormat::NTriples),
 ];
 
@@ -200,6 +202,9 @@ impl Endpoint {
     }
 
     fn run_query(&self, job: QueryJob) -> Step<Reply> {
+        if let Some(start) = job.run_inline() {
+            return self.reply_from(start);
+        }
         let (tx, rx) = stream::channel();
         self.workers.run(move || job.run(tx)).map_err(|e| {
             Refused::new(StatusCode::SERVICE_UNAVAILABLE, format!("no thread for the query: {e}"))
@@ -278,6 +283,7 @@ impl Endpoint {
             base: format!("http://{}/update", self.config.bind),
             chunk: self.config.chunk.clone(),
             lock_wait: self.config.lock_wait,
+            allow_load: self.config.allow_load.clone(),
         };
         let outcome = self.on_worker(move || job.run());
         self.snapshots.invalidate();
@@ -361,23 +367,26 @@ impl Endpoint {
         Ok(Reply::Whole(r, None))
     }
 
-    /// Every quad of the snapshot as N-Quads, streamed.
+    /// Every quad of the snapshot as N-Quads or TriG, streamed.
     fn dump(&self, snapshot: Arc<Snapshot>, accept: Option<String>) -> Step<Reply> {
-        let Some((content_type, _)) = choose(accept.as_deref(), &[("application/n-quads", ())]) else {
+        let offers: &[Offer<bool>] = &[("application/n-quads", false), ("application/trig", true)];
+        let Some((content_type, trig)) = choose(accept.as_deref(), offers) else {
             return Err(Refused::new(
                 StatusCode::NOT_ACCEPTABLE,
-                "the whole dataset is served as application/n-quads",
+                "the whole dataset is served as application/n-quads or application/trig",
             ));
         };
         let (tx, rx) = stream::channel();
         std::thread::Builder::new()
             .name("dump".into())
             .spawn(move || {
-                if tx.send(Message::Head { content_type }).is_ok() {
-                    let mut out = PieceWriter::new(tx);
-                    let done = write_nquads(&snapshot.view, &mut out);
-                    out.finish(done);
-                }
+                let mut out = PieceWriter::new(tx, content_type);
+                let done = if trig {
+                    write_trig(&snapshot.view, &mut out)
+                } else {
+                    write_nquads(&snapshot.view, &mut out)
+                };
+                out.finish(done);
             })
             .map_err(|e| {
                 Refused::new(StatusCode::SERVICE_UNAVAILABLE, format!("no thread for the dump: {e}"))
@@ -516,22 +525,30 @@ struct QueryJob {
     union_default_graph: bool,
 }
 
+/// A query that parsed, may run here, and has a result format.
+struct Prepared {
+    query: Query,
+    content_type: &'static str,
+    format: OutputFormat,
+}
+
+/// The most an inline query may write before it is handed to a worker to
+/// stream instead (two stream pieces: what `stream::start` holds too).
+const INLINE_BYTES: usize = 128 << 10;
+
 impl QueryJob {
-    fn run(self, tx: std::sync::mpsc::SyncSender<Message>) {
-        let refuse = |status: u16, message: String| {
-            let _ = tx.send(Message::Refused(status, message));
-        };
-        let parser = match SparqlParser::new().with_base_iri(&self.base) {
-            Ok(p) => p,
-            Err(e) => return refuse(500, format!("the endpoint's base IRI {}: {e}", self.base)),
-        };
-        let mut query = match limits::parse_query(parser, &self.text) {
-            Ok(q) => q,
-            Err(Refusal::Syntax(m)) => return refuse(400, format!("query syntax: {m}")),
-            Err(Refusal::Limit(m)) => return refuse(400, format!("query refused: {m}")),
-        };
+    /// Parses the query and chooses its format; a refusal is a status and
+    /// its message.
+    fn prepare(&self) -> Result<Prepared, (u16, String)> {
+        let parser = SparqlParser::new()
+            .with_base_iri(&self.base)
+            .map_err(|e| (500, format!("the endpoint's base IRI {}: {e}", self.base)))?;
+        let mut query = limits::parse_query(parser, &self.text).map_err(|r| match r {
+            Refusal::Syntax(m) => (400, format!("query syntax: {m}")),
+            Refusal::Limit(m) => (400, format!("query refused: {m}")),
+        })?;
         if limits::query_calls_service(&query) {
-            return refuse(403, "SERVICE is refused: this endpoint makes no outbound requests".into());
+            return Err((403, "SERVICE is refused: this endpoint makes no outbound requests".into()));
         }
         set_dataset(&mut query, &self.default_graphs, &self.named_graphs);
         let offers = match query {
@@ -540,32 +557,107 @@ impl QueryJob {
         };
         let Some((content_type, format)) = choose(self.accept.as_deref(), offers) else {
             let types: Vec<&str> = offers.iter().map(|(t, _)| *t).collect();
-            return refuse(
-                406,
-                format!("no acceptable result format; this query can be answered as {}", types.join(", ")),
-            );
+            let message =
+                format!("no acceptable result format; this query can be answered as {}", types.join(", "));
+            return Err((406, message));
         };
-        if tx.send(Message::Head { content_type }).is_err() {
-            return;
-        }
+        Ok(Prepared { query, content_type, format })
+    }
+
+    /// Evaluates under the deadline and writes the results to `out`.
+    fn evaluate(
+        &self,
+        prepared: &Prepared,
+        out: &mut dyn std::io::Write,
+    ) -> Result<QuerySummary, QueryError> {
         let cancel = CancellationToken::new();
         if let Some(t) = self.timeout {
             self.deadlines.add(Instant::now() + t, cancel.clone());
         }
         let opts = QueryOptions {
-            format: Some(format),
+            format: Some(prepared.format),
             union_default_graph: self.union_default_graph,
             timeout: self.timeout,
             max_rows: self.max_rows,
             cancel: Some(cancel.clone()),
             ..QueryOptions::default()
         };
+        super::debug_panic(&self.text);
         let snap = &self.snapshot.view;
-        let mut out = PieceWriter::new(tx);
-        let done = run_parsed(&snap.store, &snap.overlay, &snap.cache, &query, &opts, &mut out);
+        let done = run_parsed(&snap.store, &snap.overlay, &snap.cache, &prepared.query, &opts, out);
         // Nothing left to cancel: the deadline thread may drop the token.
         cancel.cancel();
-        out.finish(done);
+        done
+    }
+
+    /// On a worker: the results go to the connection thread in pieces.
+    fn run(self, tx: std::sync::mpsc::SyncSender<Message>) {
+        match self.prepare() {
+            Err((status, message)) => {
+                let _ = tx.send(Message::Refused(status, message));
+            }
+            Ok(prepared) => {
+                let mut out = PieceWriter::new(tx, prepared.content_type);
+                let done = self.evaluate(&prepared, &mut out);
+                out.finish(done);
+            }
+        }
+    }
+
+    /// On the connection's own thread, for a small query with a small
+    /// answer: no hand-over to a worker and back, which was most of a
+    /// selective query's cost. `None` hands the job to a worker: the text
+    /// or algebra is too deep for this thread's stack, all the work may come
+    /// before the first row (a sort or grouping without a small LIMIT), or
+    /// the answer outgrew [`INLINE_BYTES`] (the worker evaluates it again
+    /// from the start, on the same snapshot, and streams it).
+    fn run_inline(&self) -> Option<Start> {
+        if !limits::is_small_text(&self.text) {
+            return None;
+        }
+        let prepared = match self.prepare() {
+            Ok(p) => p,
+            Err((status, message)) => return Some(Start::Refused(status, message)),
+        };
+        let shape = limits::query_shape(&prepared.query);
+        let small_limit = shape.limit.is_some_and(|n| n <= 10_000);
+        if shape.depth > limits::SMALL_ALGEBRA_DEPTH || (shape.sorts_or_groups && !small_limit) {
+            return None;
+        }
+        let mut out = CappedBuffer { bytes: Vec::new(), overflowed: false };
+        let done =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.evaluate(&prepared, &mut out)));
+        let content_type = prepared.content_type;
+        match done {
+            Ok(Ok(summary)) => Some(Start::Whole { content_type, body: out.bytes, summary }),
+            Ok(Err(_)) if out.overflowed => None,
+            Ok(Err(e)) => Some(Start::Failed(e)),
+            // The panic message is on stderr (the default hook); a fault of ours.
+            Err(_) => Some(Start::Failed(QueryError::Io(std::io::Error::other(
+                "the query stopped unexpectedly (an internal error; see the server's log)",
+            )))),
+        }
+    }
+}
+
+/// An inline query's output, refused past [`INLINE_BYTES`].
+struct CappedBuffer {
+    bytes: Vec<u8>,
+    overflowed: bool,
+}
+
+impl std::io::Write for CappedBuffer {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + data.len() > INLINE_BYTES {
+            self.overflowed = true;
+            return Err(std::io::Error::other("the answer is too large to hold: streamed by a worker"));
+        }
+        self.bytes.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -591,6 +683,7 @@ struct UpdateJob {
     base: String,
     chunk: std::path::PathBuf,
     lock_wait: Duration,
+    allow_load: Option<std::path::PathBuf>,
 }
 
 /// An error response before it is built: small, and `Send` (responses are
@@ -648,7 +741,8 @@ impl UpdateJob {
             Refusal::Syntax(m) => bad(format!("update syntax: {m}")),
             Refusal::Limit(m) => bad(format!("update refused: {m}")),
         })?;
-        refuse_outside_access(&update)?;
+        refuse_outside_access(&update, self.allow_load.as_deref())?;
+        super::debug_panic(&self.text);
         self.set_using(&mut update)?;
         commit(&self.chunk, self.lock_wait, &update, started)
     }
@@ -689,12 +783,14 @@ fn commit(
 }
 
 /// LOAD reads files or URLs and SERVICE calls out: neither through an endpoint.
-fn refuse_outside_access(update: &Update) -> Result<(), Refused> {
-    if update.operations.iter().any(|op| matches!(op, GraphUpdateOperation::Load { .. })) {
-        return Err(Refused::new(
-            StatusCode::FORBIDDEN,
-            "LOAD is refused: this endpoint reads no files and makes no outbound requests; use `cottas-tui update` locally",
-        ));
+fn refuse_outside_access(update: &Update, allow_load: Option<&std::path::Path>) -> Result<(), Refused> {
+    for op in &update.operations {
+        if let GraphUpdateOperation::Load { source, .. } = op {
+            load::check(source.as_str(), allow_load).map_err(|refusal| match refusal {
+                LoadRefusal::Forbidden(m) => Refused::new(StatusCode::FORBIDDEN, m),
+                LoadRefusal::Unreadable(m) => Refused::bad(m),
+            })?;
+        }
     }
     if limits::update_calls_service(update) {
         return Err(Refused::new(
@@ -864,24 +960,65 @@ fn page() -> Response<Body> {
     typed(StatusCode::OK, "text/html", include_str!("page.html").to_owned())
 }
 
+/// Every quad of the snapshot, in every graph, handed to `f`.
+fn for_each_quad(
+    view: &crate::view::Snapshot,
+    mut f: impl FnMut(crate::view::ViewQuad) -> Result<(), QueryError>,
+) -> Result<QuerySummary, QueryError> {
+    let v = view.view();
+    let (quads, _) = v.quads(None, None, None, crate::view::Graphs::All).map_err(QueryError::Store)?;
+    let mut rows = 0;
+    for q in quads {
+        f(q.map_err(QueryError::Store)?)?;
+        rows += 1;
+    }
+    Ok(QuerySummary { rows, ..QuerySummary::default() })
+}
+
 /// The view's quads as N-Quads lines: the store's tokens are N-Triples
 /// terms already, so each line is its four tokens (three in the default graph).
 fn write_nquads(
     view: &crate::view::Snapshot,
     out: &mut dyn std::io::Write,
 ) -> Result<QuerySummary, QueryError> {
-    let v = view.view();
-    let (quads, _) = v.quads(None, None, None, crate::view::Graphs::All).map_err(QueryError::Store)?;
-    let mut rows = 0;
-    for q in quads {
-        let q = q.map_err(QueryError::Store)?;
+    for_each_quad(view, |q| {
         out.write_all(q.s.bytes())?;
         for t in [Some(&q.p), Some(&q.o), q.g.as_ref()].into_iter().flatten() {
             out.write_all(b" ")?;
             out.write_all(t.bytes())?;
         }
-        out.write_all(b" .\n")?;
-        rows += 1;
-    }
-    Ok(QuerySummary { rows, ..QuerySummary::default() })
+        Ok(out.write_all(b" .\n")?)
+    })
+}
+
+/// The view's quads as TriG, each token turned into an oxrdf term (unlike
+/// N-Quads, TriG abbreviates, so the tokens cannot be copied as they are).
+fn write_trig(
+    view: &crate::view::Snapshot,
+    out: &mut dyn std::io::Write,
+) -> Result<QuerySummary, QueryError> {
+    let mut w = oxttl::TriGSerializer::new().for_writer(out);
+    let summary = for_each_quad(view, |q| Ok(w.serialize_quad(&as_oxrdf(&q)?)?))?;
+    w.finish()?;
+    Ok(summary)
+}
+
+fn as_oxrdf(q: &crate::view::ViewQuad) -> Result<oxrdf::Quad, QueryError> {
+    let term = |t: &crate::view::terms::Tok| {
+        crate::view::terms::from_token(t.bytes()).ok_or_else(|| {
+            QueryError::Evaluation(format!("not an RDF term: {}", String::from_utf8_lossy(t.bytes())))
+        })
+    };
+    let not = |what: &str| QueryError::Evaluation(format!("a quad whose {what} is not valid in TriG"));
+    let subject = oxrdf::NamedOrBlankNode::try_from(term(&q.s)?).map_err(|_| not("subject"))?;
+    let predicate = oxrdf::NamedNode::try_from(term(&q.p)?).map_err(|_| not("predicate"))?;
+    let graph = match &q.g {
+        None => oxrdf::GraphName::DefaultGraph,
+        Some(g) => match term(g)? {
+            oxrdf::Term::NamedNode(n) => n.into(),
+            oxrdf::Term::BlankNode(b) => b.into(),
+            _ => return Err(not("graph name")),
+        },
+    };
+    Ok(oxrdf::Quad::new(subject, predicate, term(&q.o)?, graph))
 }

@@ -1,7 +1,9 @@
 //! Query results as a streamed response body.
 //!
-//! A query is parsed and evaluated on a worker thread with the large request
-//! stack (`sparql::limits`), which writes the serialized results into a
+//! A small query whose answer fits in two pieces never comes here: it runs
+//! on the connection's own thread (`routes::QueryJob::run_inline`). Every
+//! other query is parsed and evaluated on a worker thread with the large
+//! request stack (`sparql::limits`), which writes the serialized results into a
 //! bounded channel in 64 KiB pieces; the connection thread sends them as
 //! chunks as they come. Memory is bounded by the channel, not the result. A
 //! client that goes away closes the channel, and the worker's next write
@@ -10,7 +12,8 @@
 //! The status line must be written before the body, so the connection
 //! thread waits for the first piece (or the end): a result that fits in one
 //! piece, and every error found before the first piece, get their true
-//! status. An error after that (a timeout in the middle of a large result)
+//! status. A result that fits in one piece travels as one message, so a
+//! selective query costs the connection thread one wake-up, not three. An error after that (a timeout in the middle of a large result)
 //! can only cut the stream: the body ends without chunked encoding's final
 //! empty chunk, which every HTTP client reports as an incomplete response.
 //! With `--max-rows`, everything is held until the end (at most that many
@@ -32,6 +35,12 @@ pub enum Message {
         content_type: &'static str,
     },
     Bytes(Vec<u8>),
+    /// A result that ended within its first piece: head, body and end.
+    Whole {
+        content_type: &'static str,
+        body: Vec<u8>,
+        done: Result<QuerySummary, QueryError>,
+    },
     /// The worker finished: what it wrote, or why it stopped.
     Done(Result<QuerySummary, QueryError>),
     /// Refused before any result: status and message.
@@ -42,30 +51,41 @@ pub fn channel() -> (SyncSender<Message>, Receiver<Message>) {
     std::sync::mpsc::sync_channel(PIECES_IN_FLIGHT)
 }
 
-/// The worker's output: whole pieces go to the channel as they fill.
+/// The worker's output: whole pieces go to the channel as they fill. The
+/// head waits for the first full piece, so that a result that ends before
+/// one can go as a single [`Message::Whole`].
 pub struct PieceWriter {
     tx: SyncSender<Message>,
     buf: Vec<u8>,
+    /// The content type, until the head is sent.
+    head: Option<&'static str>,
 }
 
 impl PieceWriter {
-    pub fn new(tx: SyncSender<Message>) -> PieceWriter {
-        PieceWriter { tx, buf: Vec::with_capacity(PIECE) }
+    pub fn new(tx: SyncSender<Message>, content_type: &'static str) -> PieceWriter {
+        PieceWriter { tx, buf: Vec::with_capacity(PIECE), head: Some(content_type) }
     }
 
     /// Sends what is left, then the end.
     pub fn finish(mut self, done: Result<QuerySummary, QueryError>) {
-        if !self.buf.is_empty() {
-            let _ = self.tx.send(Message::Bytes(std::mem::take(&mut self.buf)));
+        let body = std::mem::take(&mut self.buf);
+        if let Some(content_type) = self.head.take() {
+            let _ = self.tx.send(Message::Whole { content_type, body, done });
+            return;
+        }
+        if !body.is_empty() {
+            let _ = self.tx.send(Message::Bytes(body));
         }
         let _ = self.tx.send(Message::Done(done));
     }
 
     fn send_piece(&mut self) -> io::Result<()> {
+        let gone = |_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away");
+        if let Some(content_type) = self.head.take() {
+            self.tx.send(Message::Head { content_type }).map_err(gone)?;
+        }
         let piece = std::mem::replace(&mut self.buf, Vec::with_capacity(PIECE));
-        self.tx
-            .send(Message::Bytes(piece))
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away"))
+        self.tx.send(Message::Bytes(piece)).map_err(gone)
     }
 }
 
@@ -116,6 +136,12 @@ pub fn start(rx: Receiver<Message>, hold_all: bool, patience: Duration) -> Start
     };
     let content_type = match recv(&rx) {
         Some(Message::Head { content_type }) => content_type,
+        Some(Message::Whole { content_type, body, done }) => {
+            return match done {
+                Ok(summary) => Start::Whole { content_type, body, summary },
+                Err(e) => Start::Failed(e),
+            }
+        }
         Some(Message::Refused(status, message)) => return Start::Refused(status, message),
         Some(Message::Done(Err(e))) => return Start::Failed(e),
         Some(_) => return Start::Failed(QueryError::Evaluation("results before their format".into())),

@@ -37,18 +37,25 @@ pub const STACK_BYTES: usize = 512 << 20;
 /// column of the first bracket past the limit. Strings, IRIs and comments are
 /// skipped so their brackets do not count.
 pub fn check_text(text: &str) -> Result<(), String> {
+    match first_bracket_past(text, MAX_TEXT_NESTING) {
+        None => Ok(()),
+        Some((line, column)) => Err(format!(
+            "at line {line} column {column}: brackets are nested more than {MAX_TEXT_NESTING} deep; \
+             this limit keeps one request from exhausting the stack"
+        )),
+    }
+}
+
+/// Line and column of the first bracket nested deeper than `max`.
+fn first_bracket_past(text: &str, max: usize) -> Option<(usize, usize)> {
     let mut scan = Scanner { depth: 0, line: 1, column: 1 };
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '(' | '{' | '[' => {
                 scan.depth += 1;
-                if scan.depth > MAX_TEXT_NESTING {
-                    return Err(format!(
-                        "at line {} column {}: brackets are nested more than {MAX_TEXT_NESTING} deep; \
-                         this limit keeps one request from exhausting the stack",
-                        scan.line, scan.column
-                    ));
+                if scan.depth > max {
+                    return Some((scan.line, scan.column));
                 }
             }
             ')' | '}' | ']' => scan.depth = scan.depth.saturating_sub(1),
@@ -61,7 +68,41 @@ pub fn check_text(text: &str) -> Result<(), String> {
         }
         scan.advance(c);
     }
-    Ok(())
+    None
+}
+
+/// A request this small (text, bracket nesting, then algebra depth) parses
+/// and evaluates well inside a default 2 MiB thread stack, so `serve` may
+/// run it on the connection's own thread instead of handing it to a
+/// large-stack worker (tests/serve.rs sends requests at these bounds).
+pub const SMALL_TEXT_BYTES: usize = 4096;
+pub const SMALL_TEXT_NESTING: usize = 16;
+pub const SMALL_ALGEBRA_DEPTH: usize = 64;
+
+/// Whether `text` is within [`SMALL_TEXT_BYTES`] and [`SMALL_TEXT_NESTING`]
+/// (safe to parse on a small stack).
+pub fn is_small_text(text: &str) -> bool {
+    text.len() <= SMALL_TEXT_BYTES && first_bracket_past(text, SMALL_TEXT_NESTING).is_none()
+}
+
+/// What the algebra of a parsed query looks like, for choosing where to run it.
+pub struct Shape {
+    /// Deepest level of patterns, expressions and paths together.
+    pub depth: usize,
+    /// An ORDER BY or GROUP BY: all the work may come before the first row.
+    pub sorts_or_groups: bool,
+    /// The LIMIT of the outermost slice, if any.
+    pub limit: Option<usize>,
+}
+
+pub fn query_shape(query: &Query) -> Shape {
+    let pattern = query_pattern(query);
+    let walked = Depth::new().pattern(pattern, 1);
+    let limit = match pattern {
+        GraphPattern::Slice { length, .. } => *length,
+        _ => None,
+    };
+    Shape { depth: walked.deepest, sorts_or_groups: walked.sorts_or_groups, limit }
 }
 
 struct Scanner {
@@ -150,14 +191,17 @@ pub fn update_calls_service(update: &Update) -> bool {
     walk_update(update).service
 }
 
-fn walk_query(query: &Query) -> Depth {
-    let pattern = match query {
+fn query_pattern(query: &Query) -> &GraphPattern {
+    match query {
         Query::Select { pattern, .. }
         | Query::Construct { pattern, .. }
         | Query::Describe { pattern, .. }
         | Query::Ask { pattern, .. } => pattern,
-    };
-    Depth::new().pattern(pattern, 1)
+    }
+}
+
+fn walk_query(query: &Query) -> Depth {
+    Depth::new().pattern(query_pattern(query), 1)
 }
 
 fn walk_update(update: &Update) -> Depth {
@@ -185,16 +229,21 @@ fn refuse_deep(depth: Depth) -> Result<(), String> {
 /// so its own recursion is bounded too.
 struct Depth {
     exceeded: bool,
+    /// The deepest level entered (at most one past the limit).
+    deepest: usize,
     /// A SERVICE pattern was seen.
     service: bool,
+    /// An ORDER BY or GROUP BY was seen.
+    sorts_or_groups: bool,
 }
 
 impl Depth {
     fn new() -> Depth {
-        Depth { exceeded: false, service: false }
+        Depth { exceeded: false, deepest: 0, service: false, sorts_or_groups: false }
     }
 
     fn enter(&mut self, level: usize) -> bool {
+        self.deepest = self.deepest.max(level);
         if level > MAX_ALGEBRA_DEPTH {
             self.exceeded = true;
         }
@@ -233,6 +282,7 @@ impl Depth {
                 self.walk_pattern(inner, next);
             }
             GraphPattern::OrderBy { inner, expression } => {
+                self.sorts_or_groups = true;
                 for o in expression {
                     let (OrderExpression::Asc(e) | OrderExpression::Desc(e)) = o;
                     self.walk_expr(e, next);
@@ -240,6 +290,7 @@ impl Depth {
                 self.walk_pattern(inner, next);
             }
             GraphPattern::Group { inner, aggregates, .. } => {
+                self.sorts_or_groups = true;
                 for (_, a) in aggregates {
                     if let AggregateExpression::FunctionCall { expr, .. } = a {
                         self.walk_expr(expr, next);

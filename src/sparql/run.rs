@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use oxrdf::{GraphName, Term, Variable};
-use oxttl::{NQuadsSerializer, NTriplesSerializer, TurtleSerializer};
+use oxttl::{NQuadsSerializer, NTriplesSerializer, TriGSerializer, TurtleSerializer};
 use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 use spareval::{CancellationToken, QueryEvaluator, QueryResults};
 use spargebra::SparqlParser;
@@ -33,6 +33,9 @@ pub enum OutputFormat {
     NQuads,
     #[value(name = "turtle", alias = "ttl")]
     Turtle,
+    /// A graph result as TriG (its triples in the default graph).
+    #[value(name = "trig")]
+    TriG,
 }
 
 #[derive(Clone, Default)]
@@ -188,7 +191,7 @@ pub fn run_parsed(
     };
     if let Some(results) = shortcut(query, &dataset, opts)? {
         let evaluation = |e: spareval::QueryEvaluationError| QueryError::Evaluation(e.to_string());
-        let (rows, truncated) = write_results(results, opts, out, &evaluation)?;
+        let (rows, truncated) = write_results(results, opts, out, &evaluation, None)?;
         return Ok(QuerySummary { rows, truncated, explain: explain.into_inner(), plan: None });
     }
     let token = opts.cancel.clone().unwrap_or_default();
@@ -223,7 +226,7 @@ pub fn run_parsed(
         }
     };
     let results = results.map_err(map_eval)?;
-    let (rows, truncated) = write_results(results, opts, out, &map_eval)?;
+    let (rows, truncated) = write_results(results, opts, out, &map_eval, Some(&token))?;
     if let Some((tx, h)) = timer {
         let _ = tx.send(());
         let _ = h.join();
@@ -261,6 +264,7 @@ fn write_results(
     opts: &QueryOptions,
     out: &mut dyn Write,
     map_eval: &dyn Fn(spareval::QueryEvaluationError) -> QueryError,
+    cancel: Option<&CancellationToken>,
 ) -> Result<(usize, bool), QueryError> {
     let limit = opts.max_rows.unwrap_or(usize::MAX);
     let cut = Cell::new(false);
@@ -291,7 +295,7 @@ fn write_results(
         }
         QueryResults::Solutions(solutions) => {
             let vars: Vec<Variable> = solutions.variables().to_vec();
-            let solutions = limited(solutions, limit, &cut);
+            let solutions = limited(until_cancelled(solutions, cancel), limit, &cut);
             let f = opts.format.unwrap_or(if opts.tty { OutputFormat::Table } else { OutputFormat::Tsv });
             let mut n = 0;
             match (f, tabular(f)) {
@@ -328,7 +332,7 @@ fn write_results(
             Ok((n, cut.get()))
         }
         QueryResults::Graph(triples) => {
-            let triples = limited(triples, limit, &cut);
+            let triples = limited(until_cancelled(triples, cancel), limit, &cut);
             let f = opts.format.unwrap_or(OutputFormat::NTriples);
             let mut n = 0;
             match f {
@@ -356,15 +360,44 @@ fn write_results(
                     }
                     w.finish()?;
                 }
+                OutputFormat::TriG => {
+                    let mut w = TriGSerializer::new().for_writer(&mut *out);
+                    for t in triples {
+                        w.serialize_quad(&t.map_err(map_eval)?.in_graph(GraphName::DefaultGraph))?;
+                        n += 1;
+                    }
+                    w.finish()?;
+                }
                 other => {
                     return Err(QueryError::Evaluation(format!(
-                        "CONSTRUCT/DESCRIBE results cannot be written as {other:?}; use ntriples, nquads or turtle"
+                        "CONSTRUCT/DESCRIBE results cannot be written as {other:?}; use ntriples, nquads, turtle or trig"
                     )))
                 }
             }
             Ok((n, cut.get()))
         }
     }
+}
+
+/// `iter` until `cancel` fires, then one `Cancelled` error. spareval looks
+/// at its token only when it reads the store; this stops a result whose
+/// rows come from work in memory (a cross product of patterns read before
+/// the deadline) at its next row.
+fn until_cancelled<'c, T: 'c>(
+    mut iter: impl Iterator<Item = Result<T, spareval::QueryEvaluationError>> + 'c,
+    cancel: Option<&'c CancellationToken>,
+) -> impl Iterator<Item = Result<T, spareval::QueryEvaluationError>> + 'c {
+    let mut stopped = false;
+    std::iter::from_fn(move || {
+        if stopped {
+            return None;
+        }
+        if cancel.is_some_and(CancellationToken::is_cancelled) {
+            stopped = true;
+            return Some(Err(spareval::QueryEvaluationError::Cancelled));
+        }
+        iter.next()
+    })
 }
 
 /// At most `limit` items of `iter`; when there is one more, `cut` is set.

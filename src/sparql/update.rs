@@ -412,8 +412,8 @@ impl<'a> Plan<'a> {
     }
 
     fn load(&mut self, source: &str, destination: &SparqlGraph) -> Result<(), UpdateError> {
-        let path = match source.strip_prefix("file://") {
-            Some(p) => PathBuf::from(percent_decode(p)),
+        let path = match load_path(source) {
+            Some(p) => p,
             None => {
                 return Err(eval_err(format!(
                     "LOAD <{source}>: only local files can be loaded (a file: IRI or a path)"
@@ -510,6 +510,13 @@ fn graph_of(g: &SparqlGraph) -> Option<String> {
         SparqlGraph::NamedNode(n) => Some(n.as_str().to_owned()),
         SparqlGraph::DefaultGraph => None,
     }
+}
+
+/// The file a `LOAD` source IRI names: a `file:` IRI, percent-decoded;
+/// `None` for any other scheme. (The one reading of a LOAD IRI: the
+/// endpoint's `--allow-load` checks the same path the load then opens.)
+pub fn load_path(source: &str) -> Option<PathBuf> {
+    source.strip_prefix("file://").map(|p| PathBuf::from(percent_decode(p)))
 }
 
 fn percent_decode(s: &str) -> String {

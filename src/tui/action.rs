@@ -413,6 +413,7 @@ fn format_for_extension(file: &str) -> OutputFormat {
         Some("nt") => OutputFormat::NTriples,
         Some("nq") => OutputFormat::NQuads,
         Some("ttl") => OutputFormat::Turtle,
+        Some("trig") => OutputFormat::TriG,
         _ => OutputFormat::Tsv,
     }
 }

@@ -14,8 +14,14 @@ pub struct Server {
 impl Server {
     /// Starts `serve STORE ARGS` on a free port and waits until it answers.
     pub fn start(store: &Path, args: &[&str]) -> Server {
+        Server::start_with_env(store, args, &[])
+    }
+
+    /// [`Server::start`] with extra environment variables.
+    pub fn start_with_env(store: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let port = free_port();
         let child = super::bin()
+            .envs(env.iter().copied())
             .arg("serve")
             .arg(store)
             .args(["--bind", &format!("127.0.0.1:{port}"), "--quiet"])
