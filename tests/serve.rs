@@ -599,6 +599,57 @@ fn quad_set<E: std::fmt::Debug>(quads: impl Iterator<Item = Result<oxrdf::Quad, 
 }
 
 #[test]
+fn direct_graph_paths_name_graphs_by_the_endpoint_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&common::sample_store(dir.path()), &["--write"]);
+    let direct = server.url("/store/people/alice");
+    let turtle =
+        ["-H", "Content-Type: text/turtle", "--data-binary", "<http://ex.org/a> <http://ex.org/b> 1 ."];
+    assert_eq!(curl(&[&direct]).status, 404);
+    let put: Vec<&str> = ["-X", "PUT"].iter().chain(&turtle).copied().chain([direct.as_str()]).collect();
+    assert_eq!(curl(&put).status, 201);
+    // The same graph through indirect identification, by its full IRI.
+    let iri = format!("http://127.0.0.1:{}/store/people/alice", server.port);
+    let q = format!("SELECT (COUNT(*) AS ?n) {{ GRAPH <{iri}> {{ ?s ?p ?o }} }}");
+    assert_eq!(count_at(&server.url("/query"), &q), 1);
+    let post: Vec<&str> = turtle.iter().copied().chain([direct.as_str()]).collect();
+    assert_eq!(curl(&post).status, 204, "POST adds to the graph");
+    assert_eq!(curl(&["-I", &direct]).status, 200);
+    // POST of triples to /store creates a graph whose Location is a direct path.
+    let created = curl(&turtle.iter().copied().chain([server.url("/store").as_str()]).collect::<Vec<_>>());
+    assert_eq!(created.status, 201);
+    let location = created.header("location").unwrap().to_owned();
+    assert!(location.starts_with(&server.url("/store/")), "{location}");
+    assert_eq!(curl(&[&location]).status, 200, "the Location answers GET");
+    for bad in ["/store/", "/store/a//b", "/store/a/./b"] {
+        let r = curl(&["--path-as-is", &server.url(bad)]);
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+    }
+    // An HTML-form upload of two files (curl -F builds multipart/form-data).
+    let (a, b) = (dir.path().join("a.ttl"), dir.path().join("b.nt"));
+    std::fs::write(&a, "<http://ex.org/a> <http://ex.org/b> 2 .").unwrap();
+    std::fs::write(&b, "<http://ex.org/a> <http://ex.org/b> \"3\" .").unwrap();
+    let fa = format!("a=@{};type=text/turtle", a.display());
+    let fb = format!("b=@{};type=application/n-triples", b.display());
+    assert_eq!(curl(&["-F", &fa, "-F", &fb, &direct]).status, 204);
+    let q = format!("SELECT (COUNT(*) AS ?n) {{ GRAPH <{iri}> {{ ?s ?p ?o }} }}");
+    assert_eq!(count_at(&server.url("/query"), &q), 3, "1 from PUT, the POST's again, 2 from the form");
+    let fc = format!("c=@{};type=image/png", a.display());
+    let r = curl(&["-F", &fa, "-F", &fc, &direct]);
+    assert_eq!(r.status, 415, "{}", r.body);
+    assert!(r.body.contains("multipart part \"a.ttl\"") && r.body.contains("image/png"), "{}", r.body);
+    assert_eq!(count_at(&server.url("/query"), &q), 3, "a refused upload writes no part");
+    let cut = ["-H", "Content-Type: multipart/form-data; boundary=XyZ", "--data-binary", "--XyZ\r\n\r\nx"];
+    let r = curl(&cut.iter().copied().chain([direct.as_str()]).collect::<Vec<_>>());
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("byte 7"), "{}", r.body);
+    let both = server.url("/store/people/alice?default");
+    assert_eq!(curl(&[&both]).status, 400);
+    assert_eq!(curl(&["-X", "DELETE", &direct]).status, 204);
+    assert_eq!(curl(&[&direct]).status, 404);
+}
+
+#[test]
 fn the_graph_store_protocol_reads_and_writes_graphs_with_its_status_codes() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&common::sample_store(dir.path()), &["--write"]);
@@ -656,7 +707,8 @@ fn the_graph_store_protocol_reads_and_writes_graphs_with_its_status_codes() {
     assert!(r.body.contains("does not parse as text/turtle"), "{}", r.body);
     assert_eq!(curl(&[&g]).body, before, "a refused PUT writes nothing");
     // Paths are not files: traversal finds no route, and a file IRI names a graph.
-    assert_eq!(curl(&["--path-as-is", &server.url("/store/../../etc/passwd")]).status, 404);
+    let traversal = curl(&["--path-as-is", &server.url("/store/../../etc/passwd")]);
+    assert_eq!(traversal.status, 400, "a graph path with `..` segments: {}", traversal.body);
     assert_eq!(curl(&["--path-as-is", &server.url("/../etc/passwd")]).status, 404);
     assert_eq!(curl(&[&server.url("/store?graph=file%3A%2F%2F%2Fetc%2Fpasswd")]).status, 404);
     assert_eq!(curl(&["-X", "DELETE", &g]).status, 204);

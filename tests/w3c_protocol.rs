@@ -33,10 +33,7 @@ const HTS: &str = "http://www.w3.org/2011/http-statusCodes#";
 
 /// Tests not passed, each with its reason.
 const SKIPS: &[(&str, &str)] = &[];
-const GSP_SKIPS: &[(&str, &str)] = &[(
-    "post_get_post_get_indirect",
-    "its third request POSTs multipart/form-data (several documents in one request); /store takes one RDF document per request (415)",
-)];
+const GSP_SKIPS: &[(&str, &str)] = &[];
 
 #[derive(Clone)]
 struct Request {
@@ -290,26 +287,29 @@ fn run(t: &ProtocolTest) -> Result<(), String> {
 
 #[test]
 fn w3c_sparql11_protocol() {
-    let Some(shared) = common::shared() else {
-        common::missing("../shared (the W3C suites) is absent");
-        return;
-    };
-    let manifest = shared.join("w3c-rdf-tests/sparql/sparql11/protocol/manifest.ttl");
-    let tests = protocol_tests(&manifest, "ProtocolTest");
-    assert_eq!(tests.len(), 34, "the manifest's 34 protocol tests");
-    run_all(&tests, SKIPS);
+    run_manifest("protocol/manifest.ttl", "ProtocolTest", 34, SKIPS);
 }
 
 #[test]
 fn w3c_graph_store_protocol_indirect() {
+    run_manifest("graph-store-protocol/manifest-indirect.ttl", "GraphStoreProtocolTest", 9, GSP_SKIPS);
+}
+
+#[test]
+fn w3c_graph_store_protocol_direct() {
+    run_manifest("graph-store-protocol/manifest-direct.ttl", "GraphStoreProtocolTest", 4, GSP_SKIPS);
+}
+
+/// Runs the `kind` tests of one manifest under `sparql/sparql11/`, which
+/// holds `count` of them.
+fn run_manifest(rel: &str, kind: &str, count: usize, skips: &[(&str, &str)]) {
     let Some(shared) = common::shared() else {
         common::missing("../shared (the W3C suites) is absent");
         return;
     };
-    let manifest = shared.join("w3c-rdf-tests/sparql/sparql11/graph-store-protocol/manifest-indirect.ttl");
-    let tests = protocol_tests(&manifest, "GraphStoreProtocolTest");
-    assert_eq!(tests.len(), 9, "the manifest's 9 indirect-identification tests");
-    run_all(&tests, GSP_SKIPS);
+    let tests = protocol_tests(&shared.join("w3c-rdf-tests/sparql/sparql11").join(rel), kind);
+    assert_eq!(tests.len(), count, "{rel} holds {count} tests");
+    run_all(&tests, skips);
 }
 
 /// Runs every test; fails on any failure not listed in `skips`, and on

@@ -1,6 +1,10 @@
-//! The SPARQL 1.1 Graph Store HTTP Protocol at `/store`, indirect
-//! identification: `?default`, `?graph=IRI`, or neither for the whole
-//! dataset (as Oxigraph does).
+//! The SPARQL 1.1 Graph Store HTTP Protocol at `/store`: indirect
+//! identification (`?default`, `?graph=IRI`, or neither for the whole
+//! dataset, as Oxigraph does) and direct identification under `/store/…`,
+//! where the graph's IRI is the request's URL on this endpoint
+//! (`http://{bind}/store/…`). A direct path is a name, never a file: it
+//! only has to be an IRI, and `.` / `..` segments are refused so that one
+//! graph has one spelling.
 //!
 //! Reads are CONSTRUCT queries (or, for the dataset, a dump of the view's
 //! quads) through the same streamed path as `/query`; writes become one
@@ -13,8 +17,8 @@ use spargebra::algebra::GraphTarget;
 use spargebra::term::{GraphName as SparqlGraph, Quad as SparqlQuad};
 use spargebra::{GraphUpdateOperation, Update};
 
-use super::form;
 use super::routes::Refused;
+use super::{form, multipart};
 use crate::view::terms::Tok;
 use crate::view::Graphs;
 
@@ -39,6 +43,25 @@ impl Target {
                 .map_err(|e| Refused::bad(format!("`graph` {iri:?} is not an IRI: {e}"))),
             _ => Err(Refused::bad("give either `default` or one `graph=IRI`".to_owned())),
         }
+    }
+
+    /// The graph a direct path names (`path` starts with `/store/`).
+    pub fn direct(path: &str, params: &[(String, String)], bind: &str) -> Result<Target, Refused> {
+        let rest = path.strip_prefix("/store/").unwrap_or_default();
+        if params.iter().any(|(n, _)| n == "graph" || n == "default") {
+            return Err(Refused::bad(
+                "give either a graph path under /store/ or `graph=IRI` / `default`".into(),
+            ));
+        }
+        if rest.is_empty() || rest.split('/').any(|seg| seg == "." || seg == ".." || seg.is_empty()) {
+            return Err(Refused::bad(format!(
+                "{path:?} is not a graph path: segments must be non-empty and not `.` or `..`"
+            )));
+        }
+        let iri = format!("http://{bind}{path}");
+        NamedNode::new(&iri)
+            .map(Target::Named)
+            .map_err(|e| Refused::bad(format!("{path:?} does not make a graph IRI ({iri}): {e}")))
     }
 
     /// The CONSTRUCT that reads this graph.
@@ -109,6 +132,52 @@ pub fn parse_body(body: &[u8], media: &str, target: &Target, base: &str) -> Resu
         }
     };
     quads.map_err(|e| bad(e.to_string()))
+}
+
+/// The statements of a write's body: one document, or with
+/// `multipart/form-data` every part, each parsed as its own `Content-Type`
+/// says (as an HTML form with several file inputs uploads them).
+pub fn parse_upload(
+    body: &[u8],
+    content_type: &str,
+    target: &Target,
+    base: &str,
+) -> Result<Vec<Quad>, Refused> {
+    let Some(parts) = multipart_parts(body, content_type)? else {
+        return parse_body(body, &media_of(content_type), target, base);
+    };
+    let mut quads = Vec::new();
+    for part in parts {
+        let parsed = parse_body(part.body, &part.media, target, base)
+            .map_err(|r| r.reworded(|m| format!("multipart part {:?}: {m}", part.name)))?;
+        quads.extend(parsed);
+    }
+    Ok(quads)
+}
+
+/// Whether a body holds triples only (a POST of it to `/store` creates a
+/// graph): a triple syntax, or a multipart body whose parts all are.
+pub fn upload_is_triples(body: &[u8], content_type: &str) -> Result<bool, Refused> {
+    Ok(match multipart_parts(body, content_type)? {
+        Some(parts) => !parts.is_empty() && parts.iter().all(|p| is_triple_syntax(&p.media)),
+        None => is_triple_syntax(&media_of(content_type)),
+    })
+}
+
+fn multipart_parts<'a>(
+    body: &'a [u8],
+    content_type: &str,
+) -> Result<Option<Vec<multipart::Part<'a>>>, Refused> {
+    if media_of(content_type) != "multipart/form-data" {
+        return Ok(None);
+    }
+    let bad = |m: String| Refused::bad(format!("the multipart/form-data body: {m}"));
+    let boundary = multipart::boundary(content_type).map_err(bad)?;
+    multipart::parts(body, &boundary).map(Some).map_err(bad)
+}
+
+fn media_of(content_type: &str) -> String {
+    content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
 }
 
 /// The update a write performs: `replace` drops the graph first (PUT).

@@ -24,6 +24,7 @@ mod deadlines;
 mod form;
 mod graph_store;
 mod load;
+mod multipart;
 pub mod negotiate;
 mod routes;
 pub mod snapshot;

@@ -16,7 +16,9 @@ use spargebra::algebra::QueryDataset;
 use spargebra::{GraphUpdateOperation, Query, SparqlParser, Update};
 
 use super::deadlines::Deadlines;
-use super::graph_store::{delete_update, graph_exists, is_triple_syntax, parse_body, write_update, Target};
+use super::graph_store::{
+    delete_update, graph_exists, parse_upload, upload_is_triples, write_update, Target,
+};
 use super::load::{self, LoadRefusal};
 use super::negotiate::{choose, Offer};
 use super::snapshot::{Snapshot, Snapshots};
@@ -135,6 +137,7 @@ impl Endpoint {
             "/query" | "/sparql" => self.query(req),
             "/update" => self.update(req),
             "/store" => self.graph_store(req),
+            p if p.starts_with("/store/") => self.graph_store(req),
             _ => Err(Refused::new(
                 StatusCode::NOT_FOUND,
                 "no such route: the endpoint has /query, /update, /store, /health and /",
@@ -321,7 +324,11 @@ impl Endpoint {
     // ---- /store (Graph Store Protocol) ----------------------------------
 
     fn graph_store(&self, req: &mut Request<Body>) -> Step<Reply> {
-        let target = Target::from_params(&url_params(req)?)?;
+        let params = url_params(req)?;
+        let target = match req.uri().path() {
+            "/store" => Target::from_params(&params)?,
+            direct => Target::direct(direct, &params, &self.config.bind.to_string())?,
+        };
         match *req.method() {
             Method::GET | Method::HEAD => self.read_graph(req, &target),
             Method::PUT | Method::POST | Method::DELETE => self.write_graph(req, &target),
@@ -406,9 +413,11 @@ impl Endpoint {
         if target == &Target::Dataset && method != Method::POST {
             return Err(not_allowed("GET, HEAD, POST"));
         }
+        let body = if method == Method::DELETE { Vec::new() } else { self.read_body(req)? };
+        let content_type = header(req, CONTENT_TYPE).unwrap_or("").to_owned();
         // POST of triples to the store itself creates a graph (GSP §5.5).
-        let new_graph =
-            (target == &Target::Dataset && is_triple_syntax(&media_type(req))).then(|| self.new_graph_iri());
+        let new_graph = (target == &Target::Dataset && upload_is_triples(&body, &content_type)?)
+            .then(|| self.new_graph_iri());
         let target = &new_graph.clone().map_or_else(|| target.clone(), Target::Named);
         let existed = match target {
             Target::Named(g) => graph_exists(&self.snapshot()?.view, g)?,
@@ -421,7 +430,7 @@ impl Endpoint {
             delete_update(target)
         } else {
             let base = format!("http://{}/store", self.config.bind);
-            let quads = parse_body(&self.read_body(req)?, &media_type(req), target, &base)?;
+            let quads = parse_upload(&body, &content_type, target, &base)?;
             write_update(target, quads, method == Method::PUT)?
         };
         let (chunk, lock_wait, started) = (self.config.chunk.clone(), self.config.lock_wait, Instant::now());
@@ -716,6 +725,12 @@ impl Refused {
     pub(super) fn unsupported(got: &str, expected: &str) -> Refused {
         let got = if got.is_empty() { "no Content-Type" } else { got };
         Refused::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, format!("{got}: expected {expected}"))
+    }
+
+    /// The same refusal with its message rewritten (context added).
+    pub(super) fn reworded(mut self, f: impl FnOnce(&str) -> String) -> Refused {
+        self.message = f(&self.message);
+        self
     }
 
     #[cfg(test)]
