@@ -3,6 +3,8 @@ pub mod cli;
 #[cfg(feature = "full")]
 pub mod compact;
 #[cfg(feature = "full")]
+pub mod corpus;
+#[cfg(feature = "full")]
 pub mod demo;
 pub mod exit;
 pub mod format;

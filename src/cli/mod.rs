@@ -7,6 +7,7 @@
 //! * 2 — could not run (unreadable input, usage error);
 //! * 3 — the store is locked by another writer (retry, or pass `--wait`).
 
+pub mod corpus;
 pub mod dump;
 pub mod hexview;
 pub mod inventory;
@@ -78,6 +79,8 @@ pub enum Command {
     Log(triage::LogArgs),
     /// Copy-first repairs: truncate-torn-tail, rebuild-sidecars, reset-current.
     Repair(triage::RepairArgs),
+    /// Commands over every chunk of a corpus (a directory of chunk dirs): list, verify.
+    Corpus(corpus::CorpusArgs),
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -219,6 +222,7 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
         (Some(Command::Verify(args)), _) => triage::run_verify(&args, out),
         (Some(Command::Log(args)), _) => triage::run_log(&args, out),
         (Some(Command::Repair(args)), _) => triage::run_repair(&args, out),
+        (Some(Command::Corpus(args)), _) => corpus::run(&args, out),
         (None, path) => {
             let tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
             if path.is_none() && (cli.list || !tty) {

@@ -1,0 +1,244 @@
+//! `cottas-tui corpus list|verify ROOT`: one command over every chunk of a
+//! corpus (`crate::corpus` finds them).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use humansize::{format_size, BINARY};
+
+use crate::corpus::{self, ChunkOutcome, ChunkSummary};
+use crate::triage::verify::VerifyOptions;
+
+#[derive(clap::Args, Debug)]
+pub struct CorpusArgs {
+    #[command(subcommand)]
+    pub command: CorpusCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum CorpusCommand {
+    /// Every chunk with its current version, base quads, pending log batches
+    /// and bytes, and debris (exit 1 when a chunk does not open).
+    List(ListArgs),
+    /// `verify` every chunk, in parallel; findings prefixed with the chunk
+    /// (exit 0 all clean, 1 findings, 2 a chunk could not be verified).
+    Verify(VerifyAllArgs),
+    /// Compact the chunks whose logs hold at least --min-log-bytes, one at a
+    /// time (or --jobs N), each with `compact`'s guarantees (exit 2 when one failed).
+    Compact(CompactAllArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CompactAllArgs {
+    #[command(flatten)]
+    pub at: Where,
+    /// Compact only chunks whose `data.deltalog` is at least this large
+    /// (e.g. 64M); chunks with nothing to fold are always skipped.
+    #[arg(long, default_value = "0", value_parser = crate::cli::store_cmds::parse_size)]
+    pub min_log_bytes: usize,
+    /// Print each chunk's plan and exit.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Chunks compacted at once (each uses the memory one compaction uses).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub jobs: usize,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Where {
+    /// The corpus root: a directory of chunk dirs (or one chunk dir).
+    pub root: PathBuf,
+    /// How many directory levels under the root to look for chunks.
+    #[arg(long, default_value_t = corpus::DEFAULT_DEPTH)]
+    pub depth: usize,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub at: Where,
+    /// Machine-readable (schema `cottas-tui.corpus-list/1`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct VerifyAllArgs {
+    #[command(flatten)]
+    pub at: Where,
+    /// As `verify --deep`, for every chunk.
+    #[arg(long)]
+    pub deep: bool,
+    /// Machine-readable (schema `cottas-tui.corpus-verify/1`).
+    #[arg(long)]
+    pub json: bool,
+    /// Chunks verified at once (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Memory for each chunk's comparison, as `verify --memory-limit`.
+    #[arg(long, default_value = "1G", value_parser = crate::cli::store_cmds::parse_size)]
+    pub memory_limit: usize,
+}
+
+pub fn run(args: &CorpusArgs, out: &mut impl Write) -> Result<ExitCode> {
+    match &args.command {
+        CorpusCommand::List(a) => list(a, out),
+        CorpusCommand::Verify(a) => verify(a, out),
+        CorpusCommand::Compact(a) => compact(a, out),
+    }
+}
+
+fn chunks(at: &Where) -> Result<Vec<PathBuf>> {
+    let found = corpus::find_chunks(&at.root, at.depth)?;
+    if found.is_empty() {
+        bail!(
+            "{}: no chunk dirs within {} levels (a chunk has `current` or vN/data.cottas)",
+            at.root.display(),
+            at.depth
+        );
+    }
+    Ok(found)
+}
+
+fn list(args: &ListArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let summaries: Vec<ChunkSummary> =
+        chunks(&args.at)?.iter().map(|c| corpus::summarize(&args.at.root, c)).collect();
+    if args.json {
+        let doc = serde_json::json!({
+            "schema": "cottas-tui.corpus-list/1",
+            "root": args.at.root,
+            "chunks": summaries,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        print_list(&summaries, out)?;
+    }
+    let all_open = summaries.iter().all(|s| s.status == "ok");
+    Ok(if all_open { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn print_list(summaries: &[ChunkSummary], out: &mut impl Write) -> std::io::Result<()> {
+    let width = summaries.iter().map(|s| s.name.len()).max().unwrap_or(5).max(5);
+    writeln!(
+        out,
+        "{:<width$}  {:<8} {:>8} {:>14} {:>8} {:>11} {:>6}  status",
+        "chunk", "current", "versions", "base quads", "pending", "log", "debris"
+    )?;
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    for s in summaries {
+        writeln!(
+            out,
+            "{:<width$}  {:<8} {:>8} {:>14} {:>8} {:>11} {:>6}  {}",
+            s.name,
+            s.current.as_deref().unwrap_or("-"),
+            s.versions,
+            or_dash(s.base_quads.map(|n| n.to_string())),
+            or_dash(s.pending_batches.map(|n| n.to_string())),
+            format_size(s.log_bytes, BINARY),
+            s.debris,
+            s.status
+        )?;
+    }
+    Ok(())
+}
+
+fn verify(args: &VerifyAllArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let found = chunks(&args.at)?;
+    let opts = VerifyOptions { deep: args.deep, memory_limit: args.memory_limit, progress: None };
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let reports = corpus::verify_all(&args.at.root, &found, opts, jobs);
+    let failed = reports.iter().filter(|r| matches!(r.outcome, ChunkOutcome::Failed(_))).count();
+    let with_findings =
+        reports.iter().filter(|r| matches!(&r.outcome, ChunkOutcome::Report(rep) if !rep.is_clean())).count();
+    if args.json {
+        let doc = serde_json::json!({
+            "schema": "cottas-tui.corpus-verify/1",
+            "root": args.at.root,
+            "deep": args.deep,
+            "chunks": reports,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        for r in &reports {
+            print_chunk(r, out)?;
+        }
+        writeln!(
+            out,
+            "corpus verify: {} chunks, {} clean, {with_findings} with findings, {failed} could not be verified",
+            reports.len(),
+            reports.len() - with_findings - failed
+        )?;
+    }
+    Ok(ExitCode::from(match (failed, with_findings) {
+        (0, 0) => 0,
+        (0, _) => 1,
+        _ => 2,
+    }))
+}
+
+/// One chunk's findings, each file named under the chunk.
+fn print_chunk(r: &corpus::ChunkReport, out: &mut impl Write) -> std::io::Result<()> {
+    match &r.outcome {
+        ChunkOutcome::Failed(why) => writeln!(out, "{}: could not verify: {why}", r.name),
+        ChunkOutcome::Report(rep) if rep.is_clean() => {
+            writeln!(out, "{}: clean ({} files checked)", r.name, rep.files_checked)
+        }
+        ChunkOutcome::Report(rep) => {
+            let mut prefixed = rep.clone();
+            for f in &mut prefixed.findings {
+                f.file = Path::new(&r.name).join(&f.file).display().to_string();
+            }
+            super::triage::print_report(&prefixed, out)
+        }
+    }
+}
+
+fn compact(args: &CompactAllArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let found = chunks(&args.at)?;
+    let root = &args.at.root;
+    let mut due = Vec::new();
+    for chunk in &found {
+        let name = corpus::chunk_name(root, chunk);
+        let log_bytes =
+            std::fs::metadata(chunk.join(crate::store::versions::layout::LOG)).map_or(0, |m| m.len());
+        if log_bytes < args.min_log_bytes as u64 {
+            writeln!(out, "{name}: skipped, log {} < {}", size(log_bytes), size(args.min_log_bytes as u64))?;
+            continue;
+        }
+        match crate::compact::plan(chunk) {
+            Ok(plan) if plan.nothing_to_fold() => writeln!(out, "{name}: skipped, nothing to fold")?,
+            Ok(plan) if args.dry_run => writeln!(out, "{name}: would compact\n{plan}")?,
+            Ok(_) => due.push(chunk.clone()),
+            Err(e) => writeln!(out, "{name}: cannot plan: {e}")?,
+        }
+    }
+    if args.dry_run {
+        writeln!(out, "dry run: nothing written")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let results = corpus::compact_all(&due, args.jobs);
+    let mut failed = 0;
+    for (chunk, result) in due.iter().zip(&results) {
+        let name = corpus::chunk_name(root, chunk);
+        match result {
+            Ok(summary) => writeln!(out, "{name}: {summary}")?,
+            Err(e) => {
+                failed += 1;
+                writeln!(out, "{name}: failed, nothing flipped: {e}")?;
+            }
+        }
+    }
+    writeln!(
+        out,
+        "corpus compact: {} compacted, {failed} failed, {} skipped",
+        due.len() - failed,
+        found.len() - due.len()
+    )?;
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+fn size(bytes: u64) -> String {
+    format_size(bytes, BINARY)
+}
