@@ -6,7 +6,8 @@ use std::path::Path;
 
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
-use ratatui::style::Color;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::{Color, Modifier};
 use ratatui::Terminal;
 
 use cottas_tui::demo;
@@ -73,6 +74,14 @@ fn find(b: &Buffer, needle: &str) -> Option<(u16, u16)> {
     None
 }
 
+/// Appends the start of a batch that never finished.
+fn tear_the_log_tail(store: &Path) {
+    let log = store.join("data.deltalog");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend_from_slice(b"DLB1\x01\x00\x00\x00\x40\x00");
+    std::fs::write(&log, &bytes).unwrap();
+}
+
 fn demo_store() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("demo");
@@ -110,6 +119,69 @@ fn the_files_view_marks_a_damaged_magic() {
     assert!(ok_row.contains('✓') && !ok_row.contains('✗'), "{ok_row}");
     let (x, y) = find(&b, "✗").unwrap();
     assert_eq!(b[(x, y)].fg, Color::Red);
+}
+
+/// NO_COLOR: the same frame without a colour, and what colour marked (the
+/// selection, the decoder's highlighted span) still marked in reverse video.
+#[test]
+fn no_color_draws_without_colours_and_keeps_the_marks() {
+    let (_d, store) = demo_store();
+    tear_the_log_tail(&store); // the Log view draws it white on red
+    let mut a = app(&store, false);
+    command(&mut a, &format!(":open {}", store.join("v2/data.compacted-epoch").display()));
+    let mut had_background = 0;
+    for tab in [Tab::Store, Tab::Files, Tab::Decoder, Tab::Log, Tab::Timeline] {
+        a.tab = tab;
+        a.monochrome = false;
+        let coloured = draw(&a, 100, 30);
+        a.monochrome = true;
+        let plain = draw(&a, 100, 30);
+        assert_eq!(text(&plain), text(&coloured), "{tab:?}: the same text");
+        for (c, p) in coloured.content.iter().zip(&plain.content) {
+            assert_eq!((p.fg, p.bg), (Color::Reset, Color::Reset), "{tab:?}: no colour at all");
+            if c.bg != Color::Reset {
+                had_background += 1;
+                assert!(
+                    p.modifier.contains(Modifier::REVERSED),
+                    "{tab:?}: a coloured background becomes reverse video"
+                );
+            }
+        }
+    }
+    assert!(had_background > 0, "some view marks something with a background");
+}
+
+/// Tab completes `:` commands, and `:open`'s versions and files.
+#[test]
+fn tab_completes_the_command_line() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    let key = |a: &mut App, code: KeyCode| act(a, Action::CmdKey(KeyEvent::new(code, KeyModifiers::NONE)));
+    let typed = |a: &mut App, text: &str| text.chars().for_each(|c| key(a, KeyCode::Char(c)));
+    act(&mut a, Action::OpenCmdline(':'));
+    typed(&mut a, "co");
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(a.cmdline.as_deref(), Some(":compact "));
+    a.cmdline = Some(":op".into());
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(a.cmdline.as_deref(), Some(":open "));
+    typed(&mut a, "v");
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(a.cmdline.as_deref(), Some(":open v"), "two versions share only `v`");
+    assert!(a.status.contains("v1") && a.status.contains("v2"), "{}", a.status);
+    let file = a.files.rows.iter().find(|r| r.name.ends_with(".s.offsets")).unwrap().name.clone();
+    a.cmdline = Some(format!(":open {}", &file[..file.len() - 5]));
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(a.cmdline, Some(format!(":open {file}")));
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.tab, Tab::Decoder, "the completed name opens");
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.contains("s.offsets"), "{t}");
+    act(&mut a, Action::OpenCmdline(':'));
+    typed(&mut a, "zz");
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(a.cmdline.as_deref(), Some(":zz"));
+    assert!(a.status.contains("nothing to complete"), "{}", a.status);
 }
 
 /// The log's checksum cell says what its index found: … before the index
@@ -185,10 +257,7 @@ fn moving_in_the_hex_pane_selects_the_owning_field() {
 #[test]
 fn the_log_view_shows_batches_expands_one_and_marks_a_torn_tail() {
     let (_d, store) = demo_store();
-    let log = store.join("data.deltalog");
-    let mut bytes = std::fs::read(&log).unwrap();
-    bytes.extend_from_slice(b"DLB1\x01\x00\x00\x00\x40\x00");
-    std::fs::write(&log, &bytes).unwrap();
+    tear_the_log_tail(&store);
     let mut a = app(&store, false);
     a.tab = Tab::Log;
     act(&mut a, Action::Enter);

@@ -57,7 +57,7 @@ pub fn bindings(app: &App) -> Vec<(&'static str, &'static str)> {
         return vec![("y", "confirm"), ("n/Esc", "cancel")];
     }
     if app.cmdline.is_some() {
-        return vec![("Enter", "run"), ("Esc", "cancel")];
+        return vec![("Enter", "run"), ("Tab", "complete"), ("Esc", "cancel")];
     }
     if app.tab == Tab::Query && (app.query.editing || app.query.running.is_some()) {
         return views::query::bindings(&app.query);
@@ -303,6 +303,7 @@ fn cmd_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
             }
         }
         KeyCode::Char(c) => line.push(c),
+        KeyCode::Tab => complete(app),
         KeyCode::Enter => {
             let line = app.cmdline.take().unwrap_or_default();
             return run_command(app, &line);
@@ -310,6 +311,55 @@ fn cmd_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
         _ => {}
     }
     Vec::new()
+}
+
+/// The commands `:` takes, for completion.
+const COMMANDS: &[&str] = &["open", "goto", "query", "export", "compact", "update", "repair", "quit"];
+
+/// Tab in the command line: completes a command name, or `:open`'s
+/// argument from the versions and files listed. One match is completed
+/// whole; several are completed to what they share and listed in the
+/// status line.
+fn complete(app: &mut App) {
+    let Some(line) = app.cmdline.as_deref() else { return };
+    let Some(body) = line.strip_prefix(':') else { return };
+    let (head, partial, candidates): (String, &str, Vec<String>) = match body.split_once(' ') {
+        None => (":".into(), body, COMMANDS.iter().map(|c| format!("{c} ")).collect()),
+        Some(("open", arg)) => (":open ".into(), arg, open_candidates(app)),
+        Some(_) => return,
+    };
+    let matches: Vec<&String> = candidates.iter().filter(|c| c.starts_with(partial)).collect();
+    let completed = match matches.as_slice() {
+        [] => {
+            app.status = format!("nothing to complete for {partial:?}");
+            return;
+        }
+        [one] => one.to_string(),
+        many => {
+            let shown: Vec<&str> = many.iter().map(|m| m.trim_end()).collect();
+            app.status = shown.join("  ");
+            shared_prefix(many)
+        }
+    };
+    app.cmdline = Some(format!("{head}{completed}"));
+}
+
+/// What `:open` can name: each version, and each file of the listed one.
+fn open_candidates(app: &App) -> Vec<String> {
+    let versions = app.listing.iter().flat_map(|l| l.versions.iter().map(|v| v.name.clone()));
+    versions.chain(app.files.rows.iter().map(|r| r.name.clone())).collect()
+}
+
+fn shared_prefix(words: &[&String]) -> String {
+    let first = words[0].as_str();
+    let mut len = words[1..].iter().fold(first.len(), |len, w| {
+        first.bytes().zip(w.bytes()).take(len).take_while(|(a, b)| a == b).count()
+    });
+    // Two names may share the first byte of different characters.
+    while !first.is_char_boundary(len) {
+        len -= 1;
+    }
+    first[..len].to_owned()
 }
 
 fn parse_offset(s: &str) -> Option<u64> {

@@ -153,6 +153,9 @@ pub struct App {
     /// wait for it.
     pub refreshing: bool,
     pub screen: Screen,
+    /// Draw without colours (`NO_COLOR`, no-color.org): selections and
+    /// highlights stay visible as reverse video.
+    pub monochrome: bool,
 }
 
 /// What the terminal's size means for the views.
@@ -194,6 +197,7 @@ impl App {
             watched: Observed::default(),
             refreshing: false,
             screen: Screen { page: 20, hex_cols: 16 },
+            monochrome: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         }
     }
 

@@ -21,6 +21,19 @@ use super::action::bindings;
 use super::state::{App, Check, Tab, TABS};
 use crate::format::span::Role;
 
+/// Takes the colours out of a drawn frame. A cell whose background was
+/// coloured (a selection, a highlighted span) is drawn in reverse video
+/// instead, so what colour marked stays marked.
+fn monochrome(buffer: &mut ratatui::buffer::Buffer) {
+    for cell in &mut buffer.content {
+        if cell.bg != Color::Reset {
+            cell.modifier.insert(ratatui::style::Modifier::REVERSED);
+        }
+        cell.fg = Color::Reset;
+        cell.bg = Color::Reset;
+    }
+}
+
 pub fn render(f: &mut Frame, app: &App) {
     let [top, main, status, keys] = Layout::vertical([
         Constraint::Length(1),
@@ -51,6 +64,9 @@ pub fn render(f: &mut Frame, app: &App) {
             .title(c.title.as_str())
             .border_style(Style::new().fg(Color::Yellow));
         f.render_widget(Paragraph::new(c.text.as_str()).block(block).wrap(Wrap { trim: false }), area);
+    }
+    if app.monochrome {
+        monochrome(f.buffer_mut());
     }
 }
 
