@@ -151,6 +151,40 @@ fn no_color_draws_without_colours_and_keeps_the_marks() {
     assert!(had_background > 0, "some view marks something with a background");
 }
 
+/// A click selects the row drawn under it, in every view with a list
+/// (the Store view's list sits below a summary, the others at the top).
+#[test]
+fn a_click_selects_the_row_under_it_in_every_list() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    for tab in [Tab::Store, Tab::Files, Tab::Log] {
+        a.tab = tab;
+        let b = draw(&a, 100, 30);
+        let needle = match tab {
+            Tab::Store => "v1 ".to_owned(),
+            Tab::Files => a.files.rows.last().unwrap().name.clone(),
+            // The second batch's row: two lines under the header.
+            _ => {
+                let (_, header) = find(&b, "epoch").unwrap();
+                let t = text(&b);
+                t.lines().nth(header as usize + 2).unwrap().split_whitespace().nth(1).unwrap().to_owned()
+            }
+        };
+        let (_, y) =
+            find(&b, &needle).unwrap_or_else(|| panic!("{tab:?}: {needle:?} not on screen:\n{}", text(&b)));
+        act(&mut a, Action::ClickRow(y));
+        let b = draw(&a, 100, 30);
+        let (x, y) = find(&b, &needle).unwrap();
+        assert!(
+            b[(x, y)].modifier.contains(Modifier::REVERSED),
+            "{tab:?}: the clicked row {needle:?} is selected:\n{}",
+            text(&b)
+        );
+    }
+    assert_eq!(a.files.sel, a.files.rows.len() - 1);
+    assert_eq!(a.log_view.sel, 1);
+}
+
 /// Tab completes `:` commands, and `:open`'s versions and files.
 #[test]
 fn tab_completes_the_command_line() {

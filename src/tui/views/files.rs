@@ -40,7 +40,10 @@ impl FilesView {
             Action::Down(k) => self.sel = super::move_sel(self.sel, n, *k as isize),
             Action::Top => self.sel = 0,
             Action::Bottom => self.sel = n.saturating_sub(1),
-            Action::ClickRow(row) if super::list_index(*row) < n => self.sel = super::list_index(*row),
+            Action::ClickRow(row) => match super::list_index(*row, 0) {
+                Some(i) if i < n => self.sel = i,
+                _ => return None,
+            },
             Action::Enter => {
                 let f = self.rows.get(self.sel)?;
                 *status = format!("opening {}…", f.name);

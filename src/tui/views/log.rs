@@ -46,8 +46,7 @@ impl LogView {
             }
             Action::Back if self.expanded.is_some() => self.expanded = None,
             Action::ClickRow(row) => {
-                let idx = super::list_index(*row);
-                if self.top + idx < count {
+                if let Some(idx) = super::list_index(*row, 0).filter(|i| self.top + i < count) {
                     self.sel = self.top + idx;
                 }
             }

@@ -84,10 +84,12 @@ pub fn move_sel(sel: usize, len: usize, delta: isize) -> usize {
     (sel as isize).saturating_add(delta).clamp(0, len as isize - 1) as usize
 }
 
-/// The list row under a click on screen row `row`: lists start under the
-/// tab bar (1) and the list's border and header (2).
-pub fn list_index(row: u16) -> usize {
-    (row as usize).saturating_sub(3)
+/// The list row under a click on screen row `row`, for a list drawn
+/// `above` rows below the top of the main area: under the tab bar (1), what
+/// the view draws above the list, and the list's border and header (2). The
+/// view's render uses the same `above` for its layout.
+pub fn list_index(row: u16, above: u16) -> Option<usize> {
+    (row as usize).checked_sub(3 + above as usize)
 }
 
 /// Rows a list in `area` can show (inside borders and a header row).

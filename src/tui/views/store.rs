@@ -55,17 +55,22 @@ impl StoreView {
             Action::Top => to(isize::MIN / 2),
             Action::Bottom => to(isize::MAX / 2),
             Action::Enter => StoreMove::OpenFiles,
-            Action::ClickRow(row) if super::list_index(*row) < versions => {
-                StoreMove::Select(super::list_index(*row))
-            }
+            Action::ClickRow(row) => match super::list_index(*row, INFO_ROWS) {
+                Some(i) if i < versions => StoreMove::Select(i),
+                _ => return None,
+            },
             _ => return None,
         })
     }
 }
 
+/// The summary above the versions list (clicks on the list count from it).
+const INFO_ROWS: u16 = 3;
+
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let [info, list, chart_area] =
-        Layout::vertical([Constraint::Length(3), Constraint::Min(5), Constraint::Length(9)]).areas(area);
+        Layout::vertical([Constraint::Length(INFO_ROWS), Constraint::Min(5), Constraint::Length(9)])
+            .areas(area);
     render_info(f, info, app);
     render_versions(f, list, app);
     render_row_groups(f, chart_area, app);
