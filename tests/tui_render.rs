@@ -203,6 +203,8 @@ fn tab_completes_the_command_line() {
     key(&mut a, KeyCode::Tab);
     assert_eq!(a.cmdline.as_deref(), Some(":open v"), "two versions share only `v`");
     assert!(a.status.contains("v1") && a.status.contains("v2"), "{}", a.status);
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.contains(":open v█   v1  v2"), "the candidates show beside the command line: {t}");
     let file = a.files.rows.iter().find(|r| r.name.ends_with(".s.offsets")).unwrap().name.clone();
     a.cmdline = Some(format!(":open {}", &file[..file.len() - 5]));
     key(&mut a, KeyCode::Tab);

@@ -157,7 +157,10 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Quit => app.quit = true,
         Action::NextTab | Action::PrevTab => switch_tab(app, matches!(action, Action::NextTab)),
         Action::ToggleHelp => app.help = !app.help,
-        Action::OpenCmdline(c) => app.cmdline = Some(c.to_string()),
+        Action::OpenCmdline(c) => {
+            app.cmdline = Some(c.to_string());
+            app.status.clear();
+        }
         Action::CmdKey(k) => return cmd_key(app, k),
         Action::AskCompaction => return ask_compaction(app),
         Action::ConfirmYes => return confirmed(app),

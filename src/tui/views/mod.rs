@@ -127,7 +127,13 @@ const SPINNER: [&str; 4] = ["⠋", "⠙", "⠸", "⠴"];
 
 fn render_status(f: &mut Frame, area: Rect, app: &App) {
     let line = if let Some(c) = &app.cmdline {
-        Line::from(vec![Span::styled(c.clone(), Style::new().add_modifier(Modifier::BOLD)), Span::raw("█")])
+        // After the cursor: what Tab found (the status is cleared when the
+        // command line opens, so nothing older shows here).
+        Line::from(vec![
+            Span::styled(c.clone(), Style::new().add_modifier(Modifier::BOLD)),
+            Span::raw("█   "),
+            Span::styled(app.status.clone(), Style::new().add_modifier(Modifier::DIM)),
+        ])
     } else if app.query.running.is_some() || app.compaction.is_some() {
         Line::from(format!("{} {}", SPINNER[app.tick % SPINNER.len()], app.status))
     } else {
