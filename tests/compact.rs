@@ -19,6 +19,7 @@ use cottas_tui::store::read::ColumnCache;
 use cottas_tui::store::versions;
 use cottas_tui::store::versions::open::Store;
 use cottas_tui::view::overlay::Overlay;
+use cottas_tui::view::View;
 use spareval::QueryResults;
 use spargebra::SparqlParser;
 
@@ -30,7 +31,7 @@ fn view(chunk: &Path) -> Vec<String> {
     let q = SparqlParser::new()
         .parse_query("SELECT ?s ?p ?o ?g { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }")
         .unwrap();
-    let mut lines = with_results(&store, &overlay, &cache, &q, |r| {
+    let mut lines = with_results(&[View::new(&store, &overlay, &cache)], &q, |r| {
         let Ok(QueryResults::Solutions(sols)) = r else { panic!("query failed") };
         sols.map(|s| {
             let s = s.unwrap();

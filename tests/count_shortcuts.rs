@@ -151,7 +151,7 @@ fn tsv_answer(snap: &Snapshot, text: &str, union: bool, no_shortcuts: bool) -> S
         ..QueryOptions::default()
     };
     let mut out = Vec::new();
-    run_query(&snap.store, &snap.overlay, &snap.cache, text, &opts, &mut out).unwrap();
+    run_query(&[snap.view()], text, &opts, &mut out).unwrap();
     String::from_utf8(out).unwrap()
 }
 

@@ -65,14 +65,13 @@ impl View {
         View { store, overlay, cache }
     }
     fn count(&self, s: Option<&str>, g: Option<&str>) -> usize {
-        let ds = cottas_tui::sparql::dataset::StoreDataset {
-            store: &self.store,
-            overlay: &self.overlay,
-            cache: &self.cache,
-            explain: &Default::default(),
-            union_default_graph: false,
-            named: Default::default(),
-        };
+        let explain = Default::default();
+        let ds = cottas_tui::sparql::dataset::StoreDataset::single(
+            &self.store,
+            &self.overlay,
+            &self.cache,
+            &explain,
+        );
         let q = match (s, g) {
             (Some(s), None) => format!("SELECT (COUNT(*) AS ?n) {{ <{EX}/{s}> ?p ?o }}"),
             (None, Some(g)) => format!("SELECT (COUNT(*) AS ?n) {{ GRAPH <{EX}/{g}> {{ ?s ?p ?o }} }}"),

@@ -19,6 +19,7 @@ use cottas_tui::store::read::ColumnCache;
 use cottas_tui::store::versions::open::Store;
 use cottas_tui::view::overlay::Overlay;
 use cottas_tui::view::terms::to_ours;
+use cottas_tui::view::View;
 use spareval::QueryResults;
 use spargebra::SparqlParser;
 
@@ -231,7 +232,7 @@ enum Answer {
 
 fn ours(store: &Store, overlay: &Overlay, cache: &ColumnCache, q: &str) -> Answer {
     let query = SparqlParser::new().parse_query(q).unwrap();
-    with_results(store, overlay, cache, &query, |r| match r.unwrap() {
+    with_results(&[View::new(store, overlay, cache)], &query, |r| match r.unwrap() {
         QueryResults::Boolean(b) => Answer::Bool(b),
         QueryResults::Solutions(s) => {
             let mut rows: Vec<BTreeMap<String, String>> = s

@@ -31,6 +31,7 @@ use cottas_tui::store::read::ColumnCache;
 use cottas_tui::store::versions::open::Store;
 use cottas_tui::triage::verify::{self, Severity, VerifyOptions};
 use cottas_tui::view::overlay::Overlay;
+use cottas_tui::view::View;
 use spareval::QueryResults;
 use spargebra::SparqlParser;
 
@@ -96,7 +97,7 @@ fn answers(chunk: &Path) -> Vec<Answer> {
         .iter()
         .map(|q| {
             let q = SparqlParser::new().parse_query(q).unwrap();
-            with_results(&store, &overlay, &cache, &q, |r| match r {
+            with_results(&[View::new(&store, &overlay, &cache)], &q, |r| match r {
                 Ok(QueryResults::Solutions(sols)) => {
                     let rows: Result<Vec<Vec<String>>, _> =
                         sols.map(|s| s.map(|s| s.iter().map(|(_, t)| t.to_string()).collect())).collect();

@@ -30,6 +30,7 @@ use cottas_tui::sparql::run::with_results;
 use cottas_tui::store::read::ColumnCache;
 use cottas_tui::store::versions::open::Store;
 use cottas_tui::view::overlay::Overlay;
+use cottas_tui::view::View;
 
 const QT: &str = "http://www.w3.org/2001/sw/DataAccess/tests/test-query#";
 
@@ -224,7 +225,7 @@ fn ours(store_dir: &Path, query: &Query) -> Result<Comparable, String> {
     let store = Store::open(store_dir).map_err(|e| e.to_string())?;
     let cache = ColumnCache::new(64 << 20);
     let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
-    with_results(&store, &overlay, &cache, query, comparable)
+    with_results(&[View::new(&store, &overlay, &cache)], query, comparable)
 }
 
 /// Compares the tests skipped in this run with the static list: an unlisted
@@ -370,7 +371,7 @@ fn store_dataset(dir: &Path) -> Result<Dataset, String> {
     let q = SparqlParser::new()
         .parse_query("SELECT ?s ?p ?o ?g { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }")
         .unwrap();
-    with_results(&store, &overlay, &cache, &q, |r| {
+    with_results(&[View::new(&store, &overlay, &cache)], &q, |r| {
         let QueryResults::Solutions(sols) = r.map_err(|e| e.to_string())? else { unreachable!() };
         let mut ds = Dataset::new();
         for s in sols {

@@ -1,4 +1,4 @@
-//! `cottas-tui corpus list|verify ROOT`: one command over every chunk of a
+//! `cottas-tui corpus list|verify|compact|export ROOT`: one command over every chunk of a
 //! corpus (`crate::corpus` finds them).
 
 use std::io::Write;
@@ -28,6 +28,32 @@ pub enum CorpusCommand {
     /// Compact the chunks whose logs hold at least --min-log-bytes, one at a
     /// time (or --jobs N), each with `compact`'s guarantees (exit 2 when one failed).
     Compact(CompactAllArgs),
+    /// Describe one snapshot of every chunk for SQL engines (DuckDB, Spark):
+    /// manifest.json, each chunk's log as a net-effect Parquet file, and
+    /// duckdb.sql / spark.sql views of the visible quads (docs/engines.md).
+    Export(ExportArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub at: Where,
+    /// The export directory (created; must be empty unless --force).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Replace an earlier export in --out (its manifest, views and deltas/).
+    #[arg(long)]
+    pub force: bool,
+    /// The corpus root as the engine will see it (e.g. s3://bucket/corpus):
+    /// used for the bases' paths in the generated SQL.
+    #[arg(long, value_name = "URL")]
+    pub root_url: Option<String>,
+    /// The export directory as the engine will see it.
+    #[arg(long, value_name = "URL")]
+    pub out_url: Option<String>,
+    /// Machine-readable summary on stdout: the manifest.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -87,7 +113,86 @@ pub fn run(args: &CorpusArgs, out: &mut impl Write) -> Result<ExitCode> {
         CorpusCommand::List(a) => list(a, out),
         CorpusCommand::Verify(a) => verify(a, out),
         CorpusCommand::Compact(a) => compact(a, out),
+        CorpusCommand::Export(a) => export(a, out),
     }
+}
+
+fn export(args: &ExportArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let found = chunks(&args.at)?;
+    prepare_out_dir(&args.out, args.force)?;
+    let opts = corpus::export::ExportOptions {
+        root_url: args.root_url.clone(),
+        out_url: args.out_url.clone(),
+        cache_bytes: 64 << 20,
+    };
+    let manifest = corpus::export::export(&args.at.root, &found, &args.out, &opts)?;
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&manifest)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for c in &manifest.chunks {
+        let delta = match &c.delta {
+            Some(d) => format!("+{} -{} in {}", d.adds, d.removes, d.path.display()),
+            None => "no net change".to_owned(),
+        };
+        writeln!(
+            out,
+            "{:<24} {:>4} {:>12} rows  log {:>10} bytes  {delta}",
+            c.name,
+            c.version.as_deref().unwrap_or("-"),
+            c.rows,
+            c.log.committed_bytes
+        )?;
+    }
+    writeln!(
+        out,
+        "exported {} chunks to {} (manifest.json, duckdb.sql, spark.sql)",
+        manifest.chunks.len(),
+        args.out.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Creates the export directory, or checks an existing one: empty, or an
+/// earlier export that --force replaces (only the files an export writes
+/// are removed; anything else there stops the export).
+fn prepare_out_dir(dir: &Path, force: bool) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let mut present: Vec<PathBuf> = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))? {
+        present.push(entry?.path());
+    }
+    if present.is_empty() {
+        return Ok(());
+    }
+    let ours = |p: &PathBuf| {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        ["manifest.json", "duckdb.sql", "spark.sql", "deltas"].contains(&name.as_str())
+    };
+    if !force || !present.iter().all(ours) {
+        let what = if force {
+            "files an export does not write"
+        } else {
+            "files (--force replaces an earlier export)"
+        };
+        bail!("{}: not empty: holds {what}", dir.display());
+    }
+    // The manifest goes first: until the new one is written, the directory
+    // does not claim to hold a complete export.
+    let manifest = dir.join("manifest.json");
+    if manifest.exists() {
+        std::fs::remove_file(&manifest)?;
+    }
+    let deltas = dir.join("deltas");
+    if deltas.is_dir() {
+        for entry in std::fs::read_dir(&deltas)? {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "parquet") {
+                std::fs::remove_file(&path)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn chunks(at: &Where) -> Result<Vec<PathBuf>> {

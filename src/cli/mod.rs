@@ -79,7 +79,7 @@ pub enum Command {
     Log(triage::LogArgs),
     /// Copy-first repairs: truncate-torn-tail, rebuild-sidecars, reset-current.
     Repair(triage::RepairArgs),
-    /// Commands over every chunk of a corpus (a directory of chunk dirs): list, verify.
+    /// Commands over every chunk of a corpus (a directory of chunk dirs): list, verify, compact, export.
     Corpus(corpus::CorpusArgs),
 }
 

@@ -2,20 +2,24 @@
 //! scripts. stdout carries only results; diagnostics go to stderr.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
+use crate::corpus;
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
 use crate::store::read::ColumnCache;
+use crate::store::versions::layout::BASE;
 use crate::store::versions::open::Store;
 use crate::view::overlay::Overlay;
+use crate::view::View;
 
 #[derive(clap::Args, Debug)]
 pub struct QueryArgs {
-    /// A chunk dir (base ⊕ its delta log), a version dir or a data.cottas.
+    /// A chunk dir (base ⊕ its delta log), a version dir, a data.cottas, or a
+    /// corpus root (the union of every chunk's base ⊕ delta; see docs/engines.md).
     pub target: PathBuf,
     /// A query; repeat to run several in order.
     #[arg(short = 'e', long = "execute", value_name = "QUERY")]
@@ -52,23 +56,8 @@ pub struct QueryArgs {
 
 pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
     let texts = super::request_texts(&args.queries, &args.files, "query")?;
-    let store = Store::open(&args.target)?;
-    // Half for decoded columns, half for mapped store pages (released
-    // whole when exceeded; see `Store::limit_mapped_pages`). The evaluator's
-    // joins and sorts are not bounded.
-    let cache = ColumnCache::new(args.memory_limit / 2);
-    store.limit_mapped_pages(args.memory_limit as u64 / 2);
-    let replay_started = Instant::now();
-    let overlay = Overlay::load(&store, &cache)?;
-    let replay_time = replay_started.elapsed();
-    let log_bytes = store.layout.log.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
-    if let Some((off, len, why)) = overlay.leftover {
-        eprintln!(
-            "cottas-tui: note: {} has {len} bytes at offset {off} that are not a committed batch ({}); they are ignored",
-            store.layout.log.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
-            why.as_str()
-        );
-    }
+    let chunks = open_chunks(&args.target, args.memory_limit)?;
+    let parts: Vec<View> = chunks.iter().map(|c| View::new(&c.store, &c.overlay, &c.cache)).collect();
     let opts = QueryOptions {
         format: args.format,
         tty: std::io::stdout().is_terminal(),
@@ -83,22 +72,18 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
             writeln!(out)?;
         }
         let t = Instant::now();
-        let summary = run_query(&store, &overlay, &cache, text, &opts, out)?;
+        let summary = run_query(&parts, text, &opts, out)?;
         out.flush()?;
         if let Some(n) = args.repeat {
             super::report_repeats(summary.rows, t.elapsed().as_secs_f64() * 1e3, n, || {
-                run_query(&store, &overlay, &cache, text, &opts, &mut std::io::sink())?;
+                run_query(&parts, text, &opts, &mut std::io::sink())?;
                 Ok(())
             })?;
         }
         if args.explain {
-            eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());
-            eprintln!(
-                "delta: {} visible batches, {} shadowed by the epoch marker; {log_bytes} log bytes replayed in {:.3} ms",
-                overlay.batches_visible,
-                overlay.batches_shadowed,
-                replay_time.as_secs_f64() * 1e3
-            );
+            for chunk in &chunks {
+                chunk.explain();
+            }
             if let Some(plan) = &summary.plan {
                 eprintln!("plan: {plan}");
             }
@@ -107,4 +92,65 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One store the query reads: the target, or one chunk of a corpus.
+struct OpenChunk {
+    /// Its name in the corpus; `None` for a single target.
+    name: Option<String>,
+    store: Store,
+    overlay: Overlay,
+    cache: ColumnCache,
+    replay_time: Duration,
+}
+
+/// The target's stores: the target itself when it is a chunk, a version
+/// dir or a file; otherwise every chunk of the corpus it is the root of.
+/// Memory is shared evenly between the chunks.
+fn open_chunks(target: &Path, memory_limit: usize) -> Result<Vec<OpenChunk>> {
+    let single = !target.is_dir() || target.join(BASE).is_file() || corpus::is_chunk(target);
+    let found = if single { Vec::new() } else { corpus::find_chunks(target, corpus::DEFAULT_DEPTH)? };
+    if found.is_empty() {
+        return Ok(vec![open_chunk(target, None, memory_limit)?]);
+    }
+    let share = memory_limit / found.len();
+    let named = |c: &PathBuf| Some(corpus::chunk_name(target, c));
+    found.iter().map(|c| open_chunk(c, named(c), share)).collect()
+}
+
+fn open_chunk(path: &Path, name: Option<String>, memory_limit: usize) -> Result<OpenChunk> {
+    let store = Store::open(path)?;
+    // Half for decoded columns, half for mapped store pages (released
+    // whole when exceeded; see `Store::limit_mapped_pages`). The evaluator's
+    // joins and sorts are not bounded.
+    let cache = ColumnCache::new(memory_limit / 2);
+    store.limit_mapped_pages(memory_limit as u64 / 2);
+    let replay_started = Instant::now();
+    let overlay = Overlay::load(&store, &cache)?;
+    let replay_time = replay_started.elapsed();
+    if let Some((off, len, why)) = overlay.leftover {
+        eprintln!(
+            "cottas-tui: note: {} has {len} bytes at offset {off} that are not a committed batch ({}); they are ignored",
+            store.layout.log.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+            why.as_str()
+        );
+    }
+    Ok(OpenChunk { name, store, overlay, cache, replay_time })
+}
+
+impl OpenChunk {
+    /// The `--explain` lines about this store and its log.
+    fn explain(&self) {
+        let store = &self.store;
+        let log_bytes =
+            store.layout.log.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
+        let chunk = self.name.as_ref().map(|n| format!("chunk {n}: ")).unwrap_or_default();
+        eprintln!("{chunk}store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());
+        eprintln!(
+            "{chunk}delta: {} visible batches, {} shadowed by the epoch marker; {log_bytes} log bytes replayed in {:.3} ms",
+            self.overlay.batches_visible,
+            self.overlay.batches_shadowed,
+            self.replay_time.as_secs_f64() * 1e3
+        );
+    }
 }

@@ -593,7 +593,7 @@ impl QueryJob {
         };
         super::debug_panic(&self.text);
         let snap = &self.snapshot.view;
-        let done = run_parsed(&snap.store, &snap.overlay, &snap.cache, &prepared.query, &opts, out);
+        let done = run_parsed(&[snap.view()], &prepared.query, &opts, out);
         // Nothing left to cancel: the deadline thread may drop the token.
         cancel.cancel();
         done

@@ -4,6 +4,12 @@
 //! nothing here merges or evaluates. The overlay is loaded once
 //! when the dataset is built, so one query sees one snapshot of the log even
 //! while a writer appends.
+//!
+//! A dataset has one part per chunk: a chunk alone, or every chunk of a
+//! corpus. The corpus's quads are the parts' quads one after another, with
+//! bag semantics: a quad two chunks hold is seen twice, as SQL's `UNION ALL`
+//! over the exported chunks sees it (docs/engines.md), and a graph name two
+//! chunks use names one graph holding both chunks' quads.
 
 use std::cell::{OnceCell, RefCell};
 
@@ -18,9 +24,8 @@ use crate::view::terms::{from_token, Tok};
 use crate::view::{Graphs, View};
 
 pub struct StoreDataset<'a> {
-    pub store: &'a Store,
-    pub overlay: &'a Overlay,
-    pub cache: &'a ColumnCache,
+    /// One view per chunk, in the corpus's order.
+    pub parts: Vec<View<'a>>,
     /// Pruning figures summed over every pattern the query asked for.
     pub explain: &'a RefCell<Explain>,
     /// Answer default-graph patterns from every graph (one read-path call,
@@ -33,15 +38,32 @@ pub struct StoreDataset<'a> {
 type Quad<'a> = InternalQuad<Tok<'a>>;
 
 impl<'a> StoreDataset<'a> {
-    fn view(&self) -> View<'a> {
-        View { store: self.store, overlay: self.overlay, cache: self.cache }
+    /// The dataset of one store: base ⊕ `overlay`.
+    pub fn single(
+        store: &'a Store,
+        overlay: &'a Overlay,
+        cache: &'a ColumnCache,
+        explain: &'a RefCell<Explain>,
+    ) -> Self {
+        Self::of(vec![View { store, overlay, cache }], explain)
+    }
+
+    /// The dataset of several chunks' views, their quads side by side.
+    pub fn of(parts: Vec<View<'a>>, explain: &'a RefCell<Explain>) -> Self {
+        StoreDataset { parts, explain, union_default_graph: false, named: OnceCell::new() }
+    }
+
+    pub fn with_union_default_graph(mut self, union: bool) -> Self {
+        self.union_default_graph = union;
+        self
     }
 
     fn bad_cell(&self, cell: &[u8]) -> StoreError {
-        StoreError::format_anywhere(
-            self.store.base.path(),
-            format!("a term is not a valid N-Triples term: {:?}", String::from_utf8_lossy(cell)),
-        )
+        let what = format!("a term is not a valid N-Triples term: {:?}", String::from_utf8_lossy(cell));
+        match self.parts.first() {
+            Some(part) => StoreError::format_anywhere(part.store.base.path(), what),
+            None => StoreError::format_anywhere(std::path::Path::new("(no store)"), what),
+        }
     }
 
     /// `graph`: `None` any named graph, `Some(None)` the default graph.
@@ -55,8 +77,11 @@ impl<'a> StoreDataset<'a> {
         let (graphs, union) = self.graphs(graph);
         // The read figures reach `explain` when spareval drops the answer,
         // once it is known how many row groups were read.
-        let (quads, _) = self.view().quads(s, p, o, graphs)?;
-        Ok(quads.report_to(self.explain).map(move |q| {
+        let mut answers = Vec::with_capacity(self.parts.len());
+        for part in &self.parts {
+            answers.push(part.quads(s, p, o, graphs)?.0.report_to(self.explain));
+        }
+        Ok(answers.into_iter().flatten().map(move |q| {
             q.map(|q| Quad {
                 subject: q.s,
                 predicate: q.p,
@@ -75,8 +100,12 @@ impl<'a> StoreDataset<'a> {
         o: Option<&Tok<'a>>,
         graph: Option<Option<&Tok<'a>>>,
     ) -> Result<usize, StoreError> {
-        let (quads, _) = self.view().quads(s, p, o, self.graphs(graph).0)?;
-        quads.report_to(self.explain).try_count()
+        let graphs = self.graphs(graph).0;
+        let mut n = 0;
+        for part in &self.parts {
+            n += part.quads(s, p, o, graphs)?.0.report_to(self.explain).try_count()?;
+        }
+        Ok(n)
     }
 
     /// The graphs a pattern ranges over, and whether the default graph is
@@ -94,12 +123,22 @@ impl<'a> StoreDataset<'a> {
         (graphs, union)
     }
 
-    /// Named graphs: the base's, plus every graph the visible log names.
+    /// Named graphs: each base's, plus every graph a visible log names;
+    /// a name several chunks use is one graph.
     pub fn named_graphs(&self) -> Result<&[Tok<'a>], StoreError> {
         if let Some(n) = self.named.get() {
             return Ok(n);
         }
-        let names = self.view().named_graphs()?;
+        let names = match self.parts.as_slice() {
+            [one] => one.named_graphs()?,
+            parts => {
+                let mut all = std::collections::BTreeSet::new();
+                for part in parts {
+                    all.extend(part.named_graphs()?.into_iter().map(|t| t.bytes().to_vec()));
+                }
+                all.into_iter().map(|b| Tok::Own(b.into())).collect()
+            }
+        };
         Ok(self.named.get_or_init(|| names))
     }
 }

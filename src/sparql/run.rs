@@ -14,10 +14,9 @@ use spareval::{CancellationToken, QueryEvaluator, QueryResults};
 use spargebra::SparqlParser;
 
 use super::dataset::StoreDataset;
-use crate::store::read::{ColumnCache, Explain};
-use crate::store::versions::open::Store;
+use crate::store::read::Explain;
 use crate::store::StoreError;
-use crate::view::overlay::Overlay;
+use crate::view::View;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -138,57 +137,38 @@ pub struct QuerySummary {
 /// Evaluates a parsed query over base ⊕ delta and hands the results to `f`
 /// (for callers that consume results themselves, such as test harnesses).
 pub fn with_results<R>(
-    store: &Store,
-    overlay: &Overlay,
-    cache: &ColumnCache,
+    parts: &[View<'_>],
     query: &spargebra::Query,
     f: impl FnOnce(Result<QueryResults<'_>, spareval::QueryEvaluationError>) -> R,
 ) -> R {
     let explain = RefCell::new(Explain::default());
-    let dataset = StoreDataset {
-        store,
-        overlay,
-        cache,
-        explain: &explain,
-        union_default_graph: false,
-        named: Default::default(),
-    };
+    let dataset = StoreDataset::of(parts.to_vec(), &explain);
     let evaluator = QueryEvaluator::new();
     f(evaluator.prepare(query).execute(dataset))
 }
 
-/// Parses, evaluates and writes one query.
+/// Parses, evaluates and writes one query over `parts` (one chunk, or every
+/// chunk of a corpus).
 pub fn run_query(
-    store: &Store,
-    overlay: &Overlay,
-    cache: &ColumnCache,
+    parts: &[View<'_>],
     text: &str,
     opts: &QueryOptions,
     out: &mut dyn Write,
 ) -> Result<QuerySummary, QueryError> {
     let query = super::limits::parse_query(SparqlParser::new(), text)?;
-    run_parsed(store, overlay, cache, &query, opts, out)
+    run_parsed(parts, &query, opts, out)
 }
 
 /// Evaluates and writes one parsed query.
 pub fn run_parsed(
-    store: &Store,
-    overlay: &Overlay,
-    cache: &ColumnCache,
+    parts: &[View<'_>],
     query: &spargebra::Query,
     opts: &QueryOptions,
     out: &mut dyn Write,
 ) -> Result<QuerySummary, QueryError> {
     let explain = RefCell::new(Explain::default());
     let union_default_graph = opts.union_default_graph && query.dataset().is_none();
-    let dataset = StoreDataset {
-        store,
-        overlay,
-        cache,
-        explain: &explain,
-        union_default_graph,
-        named: Default::default(),
-    };
+    let dataset = StoreDataset::of(parts.to_vec(), &explain).with_union_default_graph(union_default_graph);
     if let Some(results) = shortcut(query, &dataset, opts)? {
         let evaluation = |e: spareval::QueryEvaluationError| QueryError::Evaluation(e.to_string());
         let (rows, truncated) = write_results(results, opts, out, &evaluation, None)?;

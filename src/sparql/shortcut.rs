@@ -30,6 +30,7 @@ use crate::format::term::DEFAULT_GRAPH;
 use crate::store::sidecars::mapped::PresenceMap;
 use crate::store::StoreError;
 use crate::view::terms::{from_token, Tok};
+use crate::view::View;
 
 /// A `COUNT(*)` of one triple pattern, bound to `var`.
 pub struct CountOf {
@@ -175,20 +176,32 @@ impl DistinctOf {
     /// The distinct values from the sidecars, or `None` when they cannot
     /// say (see the module comment): the query is then evaluated.
     pub fn values(&self, dataset: &StoreDataset) -> Result<Option<Vec<Term>>, StoreError> {
-        let sc = &dataset.store.sidecars;
+        // Over a corpus: each chunk's distinct values, each value once.
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for part in &dataset.parts {
+            let Some(values) = self.values_of(part, dataset.union_default_graph)? else {
+                return Ok(None);
+            };
+            out.extend(values.into_iter().filter(|t| seen.insert(t.clone())));
+        }
+        Ok(Some(out))
+    }
+
+    fn values_of(&self, part: &View, union_default_graph: bool) -> Result<Option<Vec<Term>>, StoreError> {
+        let sc = &part.store.sidecars;
         let (Some(dict), Some(presence), Some(graphs)) =
             (sc.dict(self.col), sc.presence(self.col), sc.dict(3))
         else {
             return Ok(None);
         };
-        if !sc.verified || !dataset.overlay.graphs.is_empty() {
+        if !sc.verified || !part.overlay.graphs.is_empty() {
             return Ok(None);
         }
         let has_default = graphs.find(DEFAULT_GRAPH.as_bytes())?.is_some();
         let only_default = has_default && graphs.len() == 1;
         // The graphs the pattern ranges over must be every graph of the base.
-        let every_graph =
-            if self.named_only { !has_default } else { dataset.union_default_graph || only_default };
+        let every_graph = if self.named_only { !has_default } else { union_default_graph || only_default };
         if !every_graph {
             return Ok(None);
         }

@@ -9,7 +9,7 @@
 //! appends nothing. Nothing touches the disk until the whole request has been
 //! planned, so a request applies in full or not at all.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -230,14 +230,7 @@ impl<'a> Plan<'a> {
 
     fn dataset(&self) -> StoreDataset<'_> {
         *self.explain.borrow_mut() = Explain::default();
-        StoreDataset {
-            store: self.store,
-            overlay: &self.view,
-            cache: self.cache,
-            explain: &self.explain,
-            union_default_graph: false,
-            named: OnceCell::new(),
-        }
+        StoreDataset::single(self.store, &self.view, self.cache, &self.explain)
     }
 
     fn fresh_blank(&mut self) -> String {

@@ -23,6 +23,7 @@ use crate::store::read::{ColumnCache, Explain};
 use crate::store::versions::open::Store;
 use crate::store::versions::Listing;
 use crate::view::overlay::Overlay;
+use crate::view::View;
 
 /// Rows kept for display; the status line says when a result has more.
 pub const MAX_ROWS: usize = 10_000;
@@ -201,14 +202,7 @@ fn run_for_table(chunk: &Path, text: &str, token: CancellationToken) -> Result<Q
     let cache = ColumnCache::new(256 << 20);
     let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
     let explain = std::cell::RefCell::new(Explain::default());
-    let dataset = StoreDataset {
-        store: &store,
-        overlay: &overlay,
-        cache: &cache,
-        explain: &explain,
-        union_default_graph: false,
-        named: Default::default(),
-    };
+    let dataset = StoreDataset::single(&store, &overlay, &cache, &explain);
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
     let cancelled = |e: spareval::QueryEvaluationError| {
         if token.is_cancelled() {
@@ -255,7 +249,8 @@ fn export(chunk: &Path, text: &str, out: &Path, format: OutputFormat) -> Result<
     let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut file = std::io::BufWriter::new(file);
     let opts = QueryOptions { format: Some(format), ..QueryOptions::default() };
-    let s = run_query(&store, &overlay, &cache, text, &opts, &mut file).map_err(|e| e.to_string())?;
+    let s = run_query(&[View::new(&store, &overlay, &cache)], text, &opts, &mut file)
+        .map_err(|e| e.to_string())?;
     std::io::Write::flush(&mut file).map_err(|e| e.to_string())?;
     Ok(format!("exported {} results to {}", s.rows, out.display()))
 }

@@ -8,6 +8,7 @@
 //! rule about what is visible cannot differ between them. Answers are
 //! iterator-shaped so callers already consume them as streams.
 
+pub mod net;
 pub mod overlay;
 pub mod rows;
 pub mod terms;
@@ -69,7 +70,7 @@ impl Snapshot {
     }
 
     pub fn view(&self) -> View<'_> {
-        View { store: &self.store, overlay: &self.overlay, cache: &self.cache }
+        View::new(&self.store, &self.overlay, &self.cache)
     }
 }
 
@@ -82,6 +83,10 @@ pub struct View<'a> {
 }
 
 impl<'a> View<'a> {
+    pub fn new(store: &'a Store, overlay: &'a Overlay, cache: &'a ColumnCache) -> Self {
+        View { store, overlay, cache }
+    }
+
     fn bad_cell(&self, cell: &[u8]) -> StoreError {
         StoreError::format_anywhere(
             self.store.base.path(),

@@ -13,6 +13,9 @@
 //! current base, never its rows; `verify` over a corpus costs what `verify`
 //! costs per chunk, on `jobs` threads.
 
+pub mod export;
+pub mod views;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""A corpus of chunks with pending deltas: corpus list / verify / export, and
+the same queries three ways, whole process each: `cottas-tui query` over the
+corpus root, DuckDB over the exported views, Spark local over them.
+
+    benches/corpus_bench.py --work DIR [--chunks 10] [--quads-per-chunk 1000000]
+        [--bin target/release/cottas-tui] [--python .venv/bin/python] [--runs 3]
+
+The first run builds DIR/corpus: benches/gen_lubm.py makes CHUNKS × QUADS
+quads, split into CHUNKS files in order (each holds whole universities, so
+each chunk has its own named graphs), each imported as a chunk; then every
+chunk gets one update batch inserting 1,000 quads and one deleting 1,000.
+Each timing is the median of --runs whole-process runs, after one warm-up
+(the files are in the page cache: the numbers compare engines, not disks).
+Every engine's answer to every query must be the same, or the run stops.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+UB = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+
+# (name, SPARQL, SQL over cottas_quads); each answers one number.
+QUERIES = [
+    ("count all quads",
+     "SELECT (COUNT(*) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }",
+     "SELECT count(*) FROM cottas_quads"),
+    ("count one class",
+     f"SELECT (COUNT(*) AS ?n) {{ GRAPH ?g {{ ?x <{RDF_TYPE}> <{UB}GraduateStudent> }} }}",
+     f"SELECT count(*) FROM cottas_quads WHERE p = '<{RDF_TYPE}>' AND o = '<{UB}GraduateStudent>' AND g <> 'DEFAULT'"),
+    ("distinct predicates",
+     "SELECT (COUNT(DISTINCT ?p) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }",
+     "SELECT count(DISTINCT p) FROM cottas_quads"),
+    ("one subject's quads",
+     "SELECT (COUNT(*) AS ?n) { GRAPH ?g { <http://www.Department0.University0.edu/GraduateStudent0> ?p ?o } }",
+     "SELECT count(*) FROM cottas_quads WHERE s = '<http://www.Department0.University0.edu/GraduateStudent0>' AND g <> 'DEFAULT'"),
+    ("join: students and their advisors' names",
+     f"SELECT (COUNT(*) AS ?n) {{ GRAPH ?g {{ ?x <{UB}advisor> ?a . ?a <{UB}name> ?name }} }}",
+     f"SELECT count(*) FROM cottas_quads x JOIN cottas_quads a ON x.o = a.s AND x.g = a.g "
+     f"WHERE x.p = '<{UB}advisor>' AND a.p = '<{UB}name>' AND x.g <> 'DEFAULT'"),
+]
+
+DUCKDB = r"""
+import duckdb, sys
+con = duckdb.connect()
+con.execute(open(sys.argv[1]).read())
+print(con.execute(sys.argv[2]).fetchone()[0])
+"""
+
+SPARK = r"""
+import sys
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master("local[*]").config("spark.ui.enabled", "false")
+         .config("spark.driver.memory", "4g").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+for part in open(sys.argv[1]).read().split(";\n"):
+    text = "\n".join(l for l in part.splitlines() if not l.startswith("--")).strip()
+    if text:
+        spark.sql(text)
+print(spark.sql(sys.argv[2]).collect()[0][0])
+spark.stop()
+"""
+
+
+def timed(cmd, env=None):
+    t = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    dt = time.perf_counter() - t
+    if out.returncode not in (0, 1):
+        sys.exit(f"{cmd}: exit {out.returncode}\n{out.stderr}")
+    return dt, out.stdout
+
+
+def median_of(cmd, runs, env=None):
+    timed(cmd, env)
+    times, out = [], ""
+    for _ in range(runs):
+        dt, out = timed(cmd, env)
+        times.append(dt)
+    return statistics.median(times), out
+
+
+def build(args, corpus):
+    here = os.path.dirname(os.path.abspath(__file__))
+    total = args.chunks * args.quads_per_chunk
+    nq = os.path.join(args.work, f"lubm-{total}.nq")
+    if not os.path.exists(nq):
+        subprocess.run([sys.executable, os.path.join(here, "gen_lubm.py"), str(total), nq], check=True)
+    os.makedirs(corpus, exist_ok=True)
+    with open(nq, encoding="utf-8") as f:
+        for c in range(args.chunks):
+            part = os.path.join(args.work, f"part-{c:02}.nq")
+            with open(part, "w", encoding="utf-8") as out:
+                for _ in range(args.quads_per_chunk):
+                    out.write(f.readline())
+            chunk = os.path.join(corpus, f"c{c:02}")
+            subprocess.run([args.bin, "import", part, "--out", chunk], check=True, capture_output=True)
+            os.remove(part)
+            inserts = " ".join(f"<http://bench.example/c{c}/s{i}> <http://bench.example/p> {i} ." for i in range(1000))
+            subprocess.run([args.bin, "update", chunk, "-e", f"INSERT DATA {{ {inserts} }}"], check=True,
+                           capture_output=True)
+            delete = ("DELETE { GRAPH ?g { ?s ?p ?o } } WHERE { SELECT ?g ?s ?p ?o "
+                      f"{{ GRAPH ?g {{ ?s <{UB}emailAddress> ?o . BIND(<{UB}emailAddress> AS ?p) }} }} LIMIT 1000 }}")
+            subprocess.run([args.bin, "update", chunk, "-e", delete], check=True, capture_output=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--chunks", type=int, default=10)
+    ap.add_argument("--quads-per-chunk", type=int, default=1_000_000)
+    ap.add_argument("--bin", default="target/release/cottas-tui")
+    ap.add_argument("--python", default=".venv/bin/python")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-spark", action="store_true")
+    args = ap.parse_args()
+    corpus = os.path.join(args.work, "corpus")
+    export = os.path.join(args.work, "export")
+    if not os.path.isdir(corpus):
+        build(args, corpus)
+
+    print(f"corpus: {args.chunks} chunks x {args.quads_per_chunk:,} quads, each with 1,000 inserts and 1,000 deletes pending")
+    for name, cmd in [
+        ("corpus list", [args.bin, "corpus", "list", corpus]),
+        ("corpus verify --jobs 2", [args.bin, "corpus", "verify", corpus, "--jobs", "2"]),
+        ("corpus export", [args.bin, "corpus", "export", corpus, "--out", export, "--force"]),
+    ]:
+        t, _ = median_of(cmd, args.runs)
+        print(f"| {name} | {t:.2f} s |")
+    manifest = json.load(open(os.path.join(export, "manifest.json")))
+    adds = sum(c["delta"]["adds"] for c in manifest["chunks"] if c["delta"])
+    removes = sum(c["delta"]["removes"] for c in manifest["chunks"] if c["delta"])
+    print(f"export: {adds:,} '+' rows and {removes:,} '-' rows")
+
+    print("| query | cottas-tui query | DuckDB | Spark local | answer |")
+    print("|---|---|---|---|---|")
+    for name, sparql, sql in QUERIES:
+        t_ours, ours = median_of([args.bin, "query", corpus, "--format", "tsv", "-e", sparql], args.runs)
+        ours = ours.splitlines()[1].split("^^")[0].strip('"')
+        t_duck, duck = median_of([args.python, "-c", DUCKDB, os.path.join(export, "duckdb.sql"), sql], args.runs)
+        row = [f"{t_ours:.2f} s", f"{t_duck:.2f} s"]
+        answers = {ours, duck.strip()}
+        if args.no_spark:
+            row.append("-")
+        else:
+            t_spark, spark = median_of([args.python, "-c", SPARK, os.path.join(export, "spark.sql"), sql], args.runs)
+            row.append(f"{t_spark:.2f} s")
+            answers.add(spark.strip().splitlines()[-1])
+        if len(answers) != 1:
+            sys.exit(f"{name}: the engines disagree: {answers}")
+        print(f"| {name} | {' | '.join(row)} | {ours} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+//! The SQL views over an export (`duckdb.sql`, `spark.sql`): the one
+//! statement of what a chunk's visible quads are, for engines.
+//!
+//! `cottas_base` is every chunk's base with its chunk's name (a triples-only
+//! base gets `g = 'DEFAULT'`); `cottas_delta` is every net-effect file with
+//! its chunk's name; `cottas_quads` is the bases less the `-` rows of their
+//! own chunk, plus the `+` rows. That is the whole rule: the export already
+//! reduced the log to its net effect, so no ordering or replay is left for
+//! the engine. The dialects differ only in how a Parquet file is named in
+//! `FROM`, the string type's name and how a view is created; the view text
+//! is otherwise the same, so a Spark cluster runs what DuckDB runs.
+//!
+//! Bag semantics across chunks: a quad two chunks hold is two rows, as
+//! `cottas-tui query` over the corpus sees it (`sparql::dataset`).
+
+use std::fmt::Write;
+use std::path::Path;
+
+use super::export::Manifest;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    DuckDb,
+    Spark,
+}
+
+impl Dialect {
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Dialect::DuckDb => "duckdb.sql",
+            Dialect::Spark => "spark.sql",
+        }
+    }
+
+    /// A Parquet file as a `FROM` item.
+    fn parquet(self, url: &str) -> String {
+        match self {
+            Dialect::DuckDb => format!("read_parquet('{}')", url.replace('\'', "''")),
+            Dialect::Spark => format!("parquet.`{}`", url.replace('`', "``")),
+        }
+    }
+
+    fn string_type(self) -> &'static str {
+        match self {
+            Dialect::DuckDb => "VARCHAR",
+            Dialect::Spark => "STRING",
+        }
+    }
+
+    fn create_view(self, name: &str) -> String {
+        match self {
+            Dialect::DuckDb => format!("CREATE OR REPLACE VIEW {name} AS"),
+            Dialect::Spark => format!("CREATE OR REPLACE TEMPORARY VIEW {name} AS"),
+        }
+    }
+}
+
+/// `url` joined with a relative path, `/`-separated whatever the platform.
+fn join_url(url: &str, rel: &Path) -> String {
+    let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    format!("{}/{}", url.trim_end_matches('/'), rel.join("/"))
+}
+
+fn quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// The three views, each statement ending with `;` on its own line.
+pub fn create_views(manifest: &Manifest, d: Dialect, root_url: &str, out_url: &str) -> String {
+    let mut sql = String::new();
+    let _ = writeln!(
+        sql,
+        "-- cottas-tui corpus export: {} chunks of {root_url}; manifest.json describes the same snapshot.",
+        manifest.chunks.len(),
+    );
+    let bases: Vec<String> = manifest
+        .chunks
+        .iter()
+        .map(|c| {
+            let g = if c.columns == 3 { "'DEFAULT' AS g" } else { "g" };
+            let from = d.parquet(&join_url(root_url, &c.base));
+            format!("  SELECT {} AS chunk, s, p, o, {g} FROM {from}", quoted(&c.name))
+        })
+        .collect();
+    let deltas: Vec<String> = manifest
+        .chunks
+        .iter()
+        .filter_map(|c| c.delta.as_ref().map(|delta| (c, delta)))
+        .map(|(c, delta)| {
+            let from = d.parquet(&join_url(out_url, &delta.path));
+            format!("  SELECT {} AS chunk, s, p, o, g, op FROM {from}", quoted(&c.name))
+        })
+        .collect();
+    let empty = |cols: &[&str]| {
+        let t = d.string_type();
+        let cells: Vec<String> = cols.iter().map(|c| format!("CAST(NULL AS {t}) AS {c}")).collect();
+        format!("  SELECT {} WHERE 1 = 0", cells.join(", "))
+    };
+    let union = |parts: Vec<String>, cols: &[&str]| {
+        if parts.is_empty() {
+            empty(cols)
+        } else {
+            parts.join("\n  UNION ALL\n")
+        }
+    };
+    let _ =
+        writeln!(sql, "{}\n{};", d.create_view("cottas_base"), union(bases, &["chunk", "s", "p", "o", "g"]));
+    let _ = writeln!(
+        sql,
+        "{}\n{};",
+        d.create_view("cottas_delta"),
+        union(deltas, &["chunk", "s", "p", "o", "g", "op"])
+    );
+    let _ = writeln!(
+        sql,
+        "{}
+  SELECT b.chunk, b.s, b.p, b.o, b.g FROM cottas_base b
+  WHERE NOT EXISTS (
+    SELECT 1 FROM cottas_delta d
+    WHERE d.op = '-' AND d.chunk = b.chunk AND d.s = b.s AND d.p = b.p AND d.o = b.o AND d.g = b.g)
+  UNION ALL
+  SELECT chunk, s, p, o, g FROM cottas_delta WHERE op = '+';",
+        d.create_view("cottas_quads")
+    );
+    sql
+}
