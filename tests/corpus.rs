@@ -191,4 +191,13 @@ fn compact_folds_the_chunks_over_the_threshold_and_a_dry_run_writes_nothing() {
         ("v2".into(), 0.into())
     );
     assert_eq!(chunk("team/twice")["current"], "v3", "nothing to fold: untouched");
+    for name in ["pending", "torn", "team/twice"] {
+        let out = bin().arg("verify").arg(root.join(name)).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name} verifies clean: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
 }

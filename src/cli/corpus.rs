@@ -32,6 +32,34 @@ pub enum CorpusCommand {
     /// manifest.json, each chunk's log as a net-effect Parquet file, and
     /// duckdb.sql / spark.sql views of the visible quads (docs/engines.md).
     Export(ExportArgs),
+    /// Translate a SPARQL SELECT or ASK into one SQL statement over the
+    /// exported `cottas_quads` view, for DuckDB or Spark (exit 1 with the
+    /// construct named when the query is outside the subset; docs/engines.md).
+    Sql(SqlArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SqlArgs {
+    #[command(flatten)]
+    pub at: Where,
+    #[arg(long, value_enum, default_value = "duckdb")]
+    pub dialect: SqlDialect,
+    /// The query.
+    #[arg(short = 'e', long = "execute", value_name = "QUERY", conflicts_with = "file")]
+    pub query: Option<String>,
+    /// Read the query from a file (without -e or -f: stdin).
+    #[arg(short, long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Print the views of this export (its duckdb.sql or spark.sql) first,
+    /// so the output runs as it is: `… | duckdb`.
+    #[arg(long, value_name = "EXPORT_DIR")]
+    pub views: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum SqlDialect {
+    Duckdb,
+    Spark,
 }
 
 #[derive(clap::Args, Debug)]
@@ -114,7 +142,36 @@ pub fn run(args: &CorpusArgs, out: &mut impl Write) -> Result<ExitCode> {
         CorpusCommand::Verify(a) => verify(a, out),
         CorpusCommand::Compact(a) => compact(a, out),
         CorpusCommand::Export(a) => export(a, out),
+        CorpusCommand::Sql(a) => sql(a, out),
     }
+}
+
+fn sql(args: &SqlArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let text = super::request_texts(args.query.as_slice(), args.file.as_slice(), "query")?.concat();
+    let dialect = match args.dialect {
+        SqlDialect::Duckdb => corpus::views::Dialect::DuckDb,
+        SqlDialect::Spark => corpus::views::Dialect::Spark,
+    };
+    // The root is checked so a typo is not silently a query over nothing.
+    chunks(&args.at)?;
+    let query = crate::sparql::limits::parse_query(spargebra::SparqlParser::new(), &text)
+        .map_err(crate::sparql::run::QueryError::from)?;
+    let statement = match corpus::sql::translate(&query, dialect) {
+        Ok(s) => s,
+        Err(refused) => {
+            eprintln!("cottas-tui: {refused}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if let Some(dir) = &args.views {
+        let path = dir.join(dialect.file_name());
+        let views = std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        write!(out, "{views}")?;
+        writeln!(out, "{statement};")?;
+    } else {
+        writeln!(out, "{statement}")?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn export(args: &ExportArgs, out: &mut impl Write) -> Result<ExitCode> {

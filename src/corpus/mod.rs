@@ -14,6 +14,7 @@
 //! costs per chunk, on `jobs` threads.
 
 pub mod export;
+pub mod sql;
 pub mod views;
 
 use std::path::{Path, PathBuf};

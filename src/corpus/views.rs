@@ -40,7 +40,24 @@ impl Dialect {
         }
     }
 
-    fn string_type(self) -> &'static str {
+    /// A string literal: DuckDB takes backslashes as they are; Spark reads
+    /// them as escapes, so they are doubled there.
+    pub fn string_literal(self, s: &str) -> String {
+        match self {
+            Dialect::DuckDb => format!("'{}'", s.replace('\'', "''")),
+            Dialect::Spark => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
+        }
+    }
+
+    /// A quoted identifier (a result column named after a variable).
+    pub fn ident(self, name: &str) -> String {
+        match self {
+            Dialect::DuckDb => format!("\"{}\"", name.replace('"', "\"\"")),
+            Dialect::Spark => format!("`{}`", name.replace('`', "``")),
+        }
+    }
+
+    pub fn string_type(self) -> &'static str {
         match self {
             Dialect::DuckDb => "VARCHAR",
             Dialect::Spark => "STRING",
@@ -61,10 +78,6 @@ fn join_url(url: &str, rel: &Path) -> String {
     format!("{}/{}", url.trim_end_matches('/'), rel.join("/"))
 }
 
-fn quoted(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
 /// The three views, each statement ending with `;` on its own line.
 pub fn create_views(manifest: &Manifest, d: Dialect, root_url: &str, out_url: &str) -> String {
     let mut sql = String::new();
@@ -79,7 +92,7 @@ pub fn create_views(manifest: &Manifest, d: Dialect, root_url: &str, out_url: &s
         .map(|c| {
             let g = if c.columns == 3 { "'DEFAULT' AS g" } else { "g" };
             let from = d.parquet(&join_url(root_url, &c.base));
-            format!("  SELECT {} AS chunk, s, p, o, {g} FROM {from}", quoted(&c.name))
+            format!("  SELECT {} AS chunk, s, p, o, {g} FROM {from}", d.string_literal(&c.name))
         })
         .collect();
     let deltas: Vec<String> = manifest
@@ -88,7 +101,7 @@ pub fn create_views(manifest: &Manifest, d: Dialect, root_url: &str, out_url: &s
         .filter_map(|c| c.delta.as_ref().map(|delta| (c, delta)))
         .map(|(c, delta)| {
             let from = d.parquet(&join_url(out_url, &delta.path));
-            format!("  SELECT {} AS chunk, s, p, o, g, op FROM {from}", quoted(&c.name))
+            format!("  SELECT {} AS chunk, s, p, o, g, op FROM {from}", d.string_literal(&c.name))
         })
         .collect();
     let empty = |cols: &[&str]| {
