@@ -45,6 +45,7 @@ query = "SELECT s, p, o, g FROM cottas_quads"
 if engine == "duckdb":
     import duckdb
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     for s in statements:
         con.execute(s)
     rows = con.execute(query).fetchall()

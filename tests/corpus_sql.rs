@@ -204,6 +204,7 @@ def statements(text):
 if engine == "duckdb":
     import duckdb
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     for s in statements(open(views).read()):
         con.execute(s)
     def run(sql):
