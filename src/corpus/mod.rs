@@ -9,8 +9,8 @@
 //! root, and stops at a bounded depth, so a corpus root that is `/` by
 //! mistake costs a bounded walk, not the disk.
 //!
-//! The summary of a chunk costs its log (O(delta)) and the footer of its
-//! current base, never its rows; `verify` over a corpus costs what `verify`
+//! The summary of a chunk costs reading its log's frames and the footer of
+//! its current base, never a row; `verify` over a corpus costs what `verify`
 //! costs per chunk, on `jobs` threads.
 
 pub mod export;
@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use crate::store::log::Log;
 use crate::store::versions::layout::{self, CURRENT, LOG};
+use crate::store::versions::open::Store;
 use crate::store::versions::{self as versions};
 use crate::store::StoreError;
 use crate::triage::verify::{self, Report, VerifyOptions};
@@ -120,20 +122,43 @@ pub fn summarize(root: &Path, chunk: &Path) -> ChunkSummary {
         }
         Err(e) => s.status = e.to_string(),
     }
-    // A small column cache: the overlay decodes only what the log touches.
-    match crate::view::Snapshot::open(chunk, 16 << 20) {
-        Ok(snap) => {
-            s.base_quads = Some(snap.store.base.num_rows());
-            s.pending_batches = Some(snap.overlay.batches_visible);
-            s.shadowed_batches = Some(snap.overlay.batches_shadowed);
-            if let Some((at, len, why)) = &snap.overlay.leftover {
-                s.status = format!("log tail damaged: {len} bytes at byte {at} ({why:?}); see `verify`");
-            }
-        }
-        Err(e) if s.status == "ok" => s.status = e.to_string(),
-        Err(_) => {}
+    // The footer and the log's frames say it all: no overlay is folded, so
+    // no base row is looked up.
+    match Store::open(chunk) {
+        Ok(store) => summarize_log(&store, &mut s),
+        Err(e) => note_error(&mut s, e),
     }
     s
+}
+
+/// The pending and shadowed batches of `store`'s log, and its tail's state.
+fn summarize_log(store: &Store, s: &mut ChunkSummary) {
+    s.base_quads = Some(store.base.num_rows());
+    let marker = store.marker.map(|m| m.epoch);
+    let log = match store.layout.log.as_deref().map(Log::read) {
+        None | Some(Ok(None)) => {
+            (s.pending_batches, s.shadowed_batches) = (Some(0), Some(0));
+            return;
+        }
+        Some(Ok(Some(log))) => log,
+        Some(Err(e)) => return note_error(s, e),
+    };
+    if let Err(e) = log.refuse_hidden("refusing to answer without them") {
+        return note_error(s, e);
+    }
+    s.pending_batches = Some(log.visible(marker).count());
+    s.shadowed_batches = Some(log.shadowed(marker).count());
+    if let Some(d) = log.tail.damage() {
+        s.status =
+            format!("log tail damaged: {} bytes at byte {} ({:?}); see `verify`", d.len, d.offset, d.reason);
+    }
+}
+
+/// The first reason a chunk does not open is the one shown.
+fn note_error(s: &mut ChunkSummary, e: StoreError) {
+    if s.status == "ok" {
+        s.status = e.to_string();
+    }
 }
 
 /// `verify` of one chunk of a corpus.
