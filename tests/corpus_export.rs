@@ -14,7 +14,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::bin;
+use common::{bin, run_ok, update};
 
 const PY_TRIPLES: &str = "\
 <https://example.org/default-subject> <https://example.org/status> \"default\" .
@@ -82,16 +82,6 @@ print("ok", sum(ours.values()))
 
 const ALL_QUADS: &str = "SELECT ?s ?p ?o ?g { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }";
 
-fn run(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
-}
-
-fn update(chunk: &Path, text: &str) {
-    run(bin().arg("update").arg(chunk).args(["-e", text]));
-}
-
 /// Builds the corpus under `root`; `None` when the venv lacks pycottas.
 fn corpus(root: &Path) -> Option<PathBuf> {
     let python = common::venv_python("pycottas, duckdb, pyoxigraph")?;
@@ -99,7 +89,7 @@ fn corpus(root: &Path) -> Option<PathBuf> {
     std::fs::write(&nt, PY_TRIPLES).unwrap();
     let py = root.join("corpus/py/v1");
     std::fs::create_dir_all(&py).unwrap();
-    run(Command::new(&python).args(["-c", RDF2COTTAS_SPO]).arg(&nt).arg(py.join("data.cottas")));
+    run_ok(Command::new(&python).args(["-c", RDF2COTTAS_SPO]).arg(&nt).arg(py.join("data.cottas")));
 
     let corpus = root.join("corpus");
     let pending = corpus.join("pending");
@@ -125,7 +115,7 @@ fn corpus(root: &Path) -> Option<PathBuf> {
     std::fs::rename(common::sample_store(&corpus.join("team")), &twice).unwrap();
     for i in 0..2 {
         update(&twice, &format!("INSERT DATA {{ <http://ex.org/c{i}> <http://ex.org/p> {i} }}"));
-        run(bin().arg("compact").arg(&twice).arg("-q"));
+        run_ok(bin().arg("compact").arg(&twice).arg("-q"));
     }
     update(
         &twice,
@@ -148,7 +138,7 @@ fn chunk<'m>(m: &'m serde_json::Value, name: &str) -> &'m serde_json::Value {
 
 /// Our answer over the corpus root, as SPARQL JSON in `dir/ours.json`.
 fn ours(corpus: &Path, dir: &Path) -> PathBuf {
-    let out = run(bin().arg("query").arg(corpus).args(["--format", "json", "-e", ALL_QUADS]));
+    let out = run_ok(bin().arg("query").arg(corpus).args(["--format", "json", "-e", ALL_QUADS]));
     let path = dir.join("ours.json");
     std::fs::write(&path, out.stdout).unwrap();
     path
@@ -214,7 +204,7 @@ fn delta_files_hold_the_net_effect_with_the_bases_cells() {
     let delta = out.join(chunk(&m, "pending")["delta"]["path"].as_str().unwrap());
     let code = "import duckdb, json, sys\n\
                 print(json.dumps(duckdb.sql(f\"SELECT * FROM read_parquet('{sys.argv[1]}')\").fetchall()))";
-    let rows = run(Command::new(&python).args(["-c", code]).arg(&delta)).stdout;
+    let rows = run_ok(Command::new(&python).args(["-c", code]).arg(&delta)).stdout;
     let rows: Vec<Vec<String>> = serde_json::from_slice(&rows).unwrap();
     let row = |cells: [&str; 5]| cells.map(|c| c.replace("EX", "https://example.org")).to_vec();
     let expected = vec![
@@ -306,7 +296,7 @@ fn shortcuts_over_a_corpus_agree_with_evaluation() {
     }
     update(&corpus.join("b/chunk"), "INSERT DATA { <http://ex.org/b> <http://ex.org/only-b> 1 }");
     // Folded, so neither chunk has a log and both answer from their sidecars.
-    run(bin().arg("compact").arg(corpus.join("b/chunk")).arg("-q"));
+    run_ok(bin().arg("compact").arg(corpus.join("b/chunk")).arg("-q"));
     let queries = [
         "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }",
         "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }",
@@ -315,7 +305,7 @@ fn shortcuts_over_a_corpus_agree_with_evaluation() {
     ];
     for q in queries {
         let answer = |extra: &[&str]| {
-            let out = run(bin().arg("query").arg(&corpus).args(["--format", "csv", "-e", q]).args(extra));
+            let out = run_ok(bin().arg("query").arg(&corpus).args(["--format", "csv", "-e", q]).args(extra));
             let mut lines: Vec<String> =
                 String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
             lines.sort();
@@ -323,10 +313,10 @@ fn shortcuts_over_a_corpus_agree_with_evaluation() {
         };
         assert_eq!(answer(&[]), answer(&["--no-shortcuts"]), "{q}");
     }
-    let count = run(bin().arg("query").arg(&corpus).args(["--format", "csv", "-e", queries[0]])).stdout;
+    let count = run_ok(bin().arg("query").arg(&corpus).args(["--format", "csv", "-e", queries[0]])).stdout;
     assert_eq!(String::from_utf8(count).unwrap().lines().nth(1), Some("8"), "4 named-graph quads per chunk");
-    let both = run(bin().arg("query").arg(&corpus).args(["--format", "csv", "-e", queries[1]])).stdout;
+    let both = run_ok(bin().arg("query").arg(&corpus).args(["--format", "csv", "-e", queries[1]])).stdout;
     assert_eq!(String::from_utf8(both).unwrap().lines().nth(1), Some("3"), "1 + 1 + the insert");
-    let preds = run(bin().arg("query").arg(&corpus).args(["--format", "csv", "-e", queries[2]])).stdout;
+    let preds = run_ok(bin().arg("query").arg(&corpus).args(["--format", "csv", "-e", queries[2]])).stdout;
     assert_eq!(String::from_utf8(preds).unwrap().lines().count(), 1 + 2, "status, only-b: each once");
 }

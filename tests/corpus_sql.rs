@@ -13,9 +13,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use common::bin;
+use common::{bin, run_ok, update};
 
 const UB: &str = "http://swat.cse.lehigh.edu/onto/univ-bench.owl#";
 
@@ -97,16 +97,6 @@ fn prefixed(q: &str) -> String {
     format!("PREFIX ub: <{UB}> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n{q}")
 }
 
-fn run(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
-}
-
-fn update(chunk: &Path, text: &str) {
-    run(bin().arg("update").arg(chunk).args(["-e", text]));
-}
-
 const TRIPLES_OF: &str = r#"
 import pycottas, sys
 lines = [l.split(" ") for l in open(sys.argv[1]) if l.strip()]
@@ -120,7 +110,7 @@ pycottas.rdf2cottas(sys.argv[2], sys.argv[3], index="spo")
 fn corpus(dir: &Path) -> Option<PathBuf> {
     let python = common::venv_python("pycottas, duckdb, pyoxigraph")?;
     let all = dir.join("lubm.nq");
-    run(Command::new(&python).arg(common::repo().join("benches/gen_lubm.py")).arg("6000").arg(&all));
+    run_ok(Command::new(&python).arg(common::repo().join("benches/gen_lubm.py")).arg("6000").arg(&all));
     let text = std::fs::read_to_string(&all).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let parts: Vec<String> = lines.chunks(2000).map(|c| c.join("\n") + "\n").collect();
@@ -128,18 +118,20 @@ fn corpus(dir: &Path) -> Option<PathBuf> {
     for (i, name) in ["alpha", "twice"].iter().enumerate() {
         let nq = dir.join(format!("{name}.nq"));
         std::fs::write(&nq, &parts[if i == 0 { 0 } else { 2 }]).unwrap();
-        run(bin().arg("import").arg(&nq).arg("--out").arg(corpus.join(name)));
+        run_ok(bin().arg("import").arg(&nq).arg("--out").arg(corpus.join(name)));
     }
     let py_nq = dir.join("py.nq");
     // Plus a quad the alpha chunk also holds (after its updates).
     let shared = "<http://ex.org/s> <http://ex.org/shared> \"both\" <http://ex.org/g> .\n";
     std::fs::write(&py_nq, format!("{}{shared}", parts[1])).unwrap();
     std::fs::create_dir_all(corpus.join("py/v1")).unwrap();
-    run(Command::new(&python)
-        .args(["-c", TRIPLES_OF])
-        .arg(&py_nq)
-        .arg(dir.join("py.nt"))
-        .arg(corpus.join("py/v1/data.cottas")));
+    run_ok(
+        Command::new(&python)
+            .args(["-c", TRIPLES_OF])
+            .arg(&py_nq)
+            .arg(dir.join("py.nt"))
+            .arg(corpus.join("py/v1/data.cottas")),
+    );
 
     let alpha = corpus.join("alpha");
     let prof0 = "<http://www.Department0.University0.edu/FullProfessor0>";
@@ -167,7 +159,7 @@ fn corpus(dir: &Path) -> Option<PathBuf> {
                 "INSERT DATA {{ GRAPH <http://ex.org/g{i}> {{ <http://ex.org/c{i}> a <{UB}Lecturer> }} }}"
             ),
         );
-        run(bin().arg("compact").arg(&twice).arg("-q"));
+        run_ok(bin().arg("compact").arg(&twice).arg("-q"));
     }
     update(&twice, &format!("DELETE WHERE {{ GRAPH ?g {{ ?x <{UB}emailAddress> ?e }} }}"));
     Some(python)
@@ -176,9 +168,10 @@ fn corpus(dir: &Path) -> Option<PathBuf> {
 /// One case for the engines' script.
 fn case(corpus: &Path, name: &str, query: &str, ordered: bool) -> serde_json::Value {
     let query = prefixed(query);
-    let ours = run(bin().arg("query").arg(corpus).args(["--format", "json", "-e", &query])).stdout;
+    let ours = run_ok(bin().arg("query").arg(corpus).args(["--format", "json", "-e", &query])).stdout;
     let sql = |dialect: &str| {
-        let out = run(bin().args(["corpus", "sql"]).arg(corpus).args(["--dialect", dialect, "-e", &query]));
+        let out =
+            run_ok(bin().args(["corpus", "sql"]).arg(corpus).args(["--dialect", dialect, "-e", &query]));
         String::from_utf8(out.stdout).unwrap()
     };
     serde_json::json!({
@@ -207,7 +200,7 @@ if engine == "duckdb":
     con.execute("SET enable_progress_bar = false")
     for s in statements(open(views).read()):
         con.execute(s)
-    def run(sql):
+    def run_ok(sql):
         cur = con.execute(sql)
         return [d[0] for d in cur.description], cur.fetchall()
 else:
@@ -218,7 +211,7 @@ else:
     spark.sparkContext.setLogLevel("ERROR")
     for s in statements(open(views).read()):
         spark.sql(s)
-    def run(sql):
+    def run_ok(sql):
         df = spark.sql(sql)
         return df.columns, [tuple(r) for r in df.collect()]
 cache = {}
@@ -241,7 +234,7 @@ failures = []
 for c in cases:
     ours = c["ours"]
     try:
-        cols, rows = run(c[engine])
+        cols, rows = run_ok(c[engine])
     except Exception as e:
         failures.append(f"{c['name']}: {engine} failed: {e}")
         continue
@@ -280,7 +273,7 @@ fn every_query_answers_the_same_on_our_evaluator_duckdb_and_spark() {
     let Some(python) = corpus(dir.path()) else { return };
     let corpus = dir.path().join("corpus");
     let export = dir.path().join("export");
-    run(bin().args(["corpus", "export"]).arg(&corpus).arg("--out").arg(&export));
+    run_ok(bin().args(["corpus", "export"]).arg(&corpus).arg("--out").arg(&export));
     let cases: Vec<serde_json::Value> = QUERIES.iter().map(|(n, q, o)| case(&corpus, n, q, *o)).collect();
     // A suite whose answers are all empty could agree by accident.
     let empty =

@@ -5,17 +5,12 @@ mod common;
 
 use std::path::Path;
 
-use common::{bin, sample_store};
+use common::{bin, sample_store, update};
 
 fn lookup(chunk: &Path, args: &[&str]) -> String {
     let o = bin().arg("lookup").arg(chunk).args(args).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8(o.stdout).unwrap()
-}
-
-fn update(chunk: &Path, text: &str) {
-    let o = bin().arg("update").arg(chunk).args(["-e", text]).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 fn count_by_query(chunk: &Path, pattern: &str) -> String {

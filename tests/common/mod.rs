@@ -86,6 +86,18 @@ pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_cottas-tui"))
 }
 
+/// Runs `cmd`, which must succeed (its stderr is the failure message).
+pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// `cottas-tui update CHUNK -e TEXT`, which must succeed.
+pub fn update(chunk: &std::path::Path, text: &str) {
+    run_ok(bin().arg("update").arg(chunk).args(["-e", text]));
+}
+
 /// A chunk dir `dir/chunk` imported from fixtures/cottas_sample.nq.
 pub fn sample_store(dir: &std::path::Path) -> PathBuf {
     let out = dir.join("chunk");
