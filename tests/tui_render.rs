@@ -374,7 +374,7 @@ fn opening_a_file_is_an_effect_not_a_read() {
     a.tab = Tab::Files;
     let effects = action::update(&mut a, Action::Enter);
     let log = store.join("data.deltalog");
-    assert!(matches!(effects.as_slice(), [Effect::OpenFile(p)] if *p == log));
+    assert!(matches!(effects.as_slice(), [Effect::OpenFile { path, at: None }] if *path == log));
     assert!(a.decoder.is_none() && a.tab == Tab::Files, "nothing was read yet");
     worker::settle(&mut a, effects);
     assert_eq!(a.tab, Tab::Decoder);
@@ -439,4 +439,217 @@ fn each_view_handles_its_own_keys() {
     assert_eq!(a.decoder.as_ref().unwrap().cursor, 1);
     press(&mut a, KeyCode::Esc);
     assert_eq!(a.tab, Tab::Files);
+}
+
+/// Changes one byte in the middle of the subject dictionary of v2: its
+/// header still decodes, its digest and its cells no longer agree.
+fn damage_the_subject_dictionary(store: &Path) {
+    let dict = store.join("v2/data.cottas.s.dict");
+    let mut bytes = std::fs::read(&dict).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x20;
+    std::fs::write(&dict, bytes).unwrap();
+}
+
+/// The selected finding (the view keeps its order).
+fn selected_check(a: &App) -> &'static str {
+    a.triage.selected_finding().unwrap().check
+}
+
+fn select_finding(a: &mut App, check: &str) {
+    act(a, Action::Top);
+    while selected_check(a) != check {
+        let before = a.triage.sel;
+        act(a, Action::Down(1));
+        assert_ne!(a.triage.sel, before, "no finding {check:?}");
+    }
+}
+
+/// Showing the Triage view runs verify on the chunk (through the library,
+/// as the CLI does); its findings are grouped by file, errors first, each
+/// with its offset and check, the selected one whole below the list; the
+/// Files view's status column reads the same findings.
+#[test]
+fn the_triage_view_verifies_and_groups_findings_by_file() {
+    let (_d, store) = demo_store();
+    damage_the_subject_dictionary(&store);
+    tear_the_log_tail(&store);
+    let mut a = app(&store, false);
+    assert!(a.triage.report().is_none(), "nothing runs verify before the view is shown");
+    act(&mut a, Action::NextTab);
+    assert_eq!(a.tab, Tab::Triage);
+    let report = a.triage.report().expect("verify ran when the view was shown");
+    let expected = cottas_tui::triage::verify::verify(&store, Default::default()).unwrap();
+    let mut want: Vec<(String, &str)> = expected.findings.iter().map(|f| (f.file.clone(), f.check)).collect();
+    let mut got: Vec<(String, &str)> = report.findings.iter().map(|f| (f.file.clone(), f.check)).collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "the same findings as the CLI's verify");
+    assert!(got.iter().any(|(f, c)| f == "data.deltalog" && *c == "log-tail"), "{got:?}");
+    assert!(got.iter().any(|(f, _)| f == "v2/data.cottas.s.dict"), "{got:?}");
+
+    let b = draw(&a, 120, 34);
+    let t = text(&b);
+    assert!(t.contains("error") && t.contains("files checked"), "the summary: {t}");
+    assert!(t.contains("log-tail") && t.contains("v2/data.cottas.s.dict"), "{t}");
+    let dict_rows = t.lines().filter(|l| l.contains("v2/data.cottas.s.dict")).count();
+    let dict_findings = got.iter().filter(|(f, _)| f == "v2/data.cottas.s.dict").count();
+    assert!(dict_findings >= 1);
+    // The file is named once in the list (its group), and again in the
+    // detail pane when one of its findings is selected.
+    let in_detail = usize::from(a.triage.selected_finding().unwrap().file == "v2/data.cottas.s.dict");
+    assert_eq!(dict_rows, 1 + in_detail, "{t}");
+    let (x, y) = find(&b, "✗").unwrap();
+    assert_eq!(b[(x, y)].fg, Color::Red, "an error is red");
+    assert!(t.contains("next: cottas-tui"), "the suggested command: {t}");
+    assert!(t.contains("start with --write to repair"), "read-only says how to repair: {t}");
+
+    // The list is in display order: by file, errors first.
+    let files: Vec<String> = (0..report.findings.len())
+        .map(|i| {
+            a.triage.sel = i;
+            a.triage.selected_finding().unwrap().file.clone()
+        })
+        .collect();
+    let mut sorted = files.clone();
+    sorted.sort();
+    assert_eq!(files, sorted);
+
+    // A click selects the finding under it.
+    a.triage.sel = 0;
+    let b = draw(&a, 120, 34);
+    let (_, header) = find(&b, "offset").unwrap();
+    act(&mut a, Action::ClickRow(header + 2));
+    assert_eq!(a.triage.sel, 1.min(report_len(&a) - 1));
+
+    a.tab = Tab::Files;
+    let t = text(&draw(&a, 120, 34));
+    let row = t.lines().find(|l| l.contains("v2/data.cottas.s.dict")).unwrap();
+    assert!(row.contains("✗") && row.contains("error"), "the status column: {row}");
+    let row = t.lines().find(|l| l.contains("v2/data.cottas.p.dict")).unwrap();
+    assert!(row.contains("✓ verified"), "{row}");
+}
+
+fn report_len(a: &App) -> usize {
+    a.triage.report().unwrap().findings.len()
+}
+
+/// Before anything has been verified the Files view says so; while verify
+/// runs the Triage view shows a gauge.
+#[test]
+fn the_triage_view_shows_progress_and_the_files_view_says_unverified() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Files;
+    let t = text(&draw(&a, 100, 24));
+    let row = t.lines().find(|l| l.contains("v2/data.cottas.p.dict")).unwrap();
+    assert!(row.contains("unverified"), "{row}");
+    a.tab = Tab::Triage;
+    assert!(a.triage.start(false));
+    assert!(!a.triage.start(true), "one run at a time");
+    a.triage.progress(3, 9);
+    let b = draw(&a, 100, 24);
+    let t = text(&b);
+    assert!(t.contains("row group 3/9"), "{t}");
+    let (_, y) = find(&b, "row group").unwrap();
+    let filled = |x: u16| b[(x, y)].symbol() == "█";
+    assert!(filled(1) && filled(30) && !filled(40) && !filled(98), "a third of the gauge is filled:\n{t}");
+    let effects = action::update(&mut a, Action::Verify { deep: true });
+    assert!(effects.is_empty() && a.status.contains("already running"), "{}", a.status);
+}
+
+/// Enter on a finding opens its file in the Decoder with the cursor on
+/// its offset and the field there selected; Esc comes back.
+#[test]
+fn enter_on_a_finding_opens_the_decoder_at_its_offset() {
+    let (_d, store) = demo_store();
+    tear_the_log_tail(&store);
+    let mut a = app(&store, false);
+    command(&mut a, ":verify");
+    assert_eq!(a.tab, Tab::Triage);
+    select_finding(&mut a, "log-tail");
+    let offset = a.triage.selected_finding().unwrap().offset.unwrap();
+    act(&mut a, Action::Enter);
+    assert_eq!(a.tab, Tab::Decoder);
+    let d = a.decoder.as_ref().unwrap();
+    assert!(d.path.ends_with("data.deltalog"));
+    assert_eq!(d.cursor, offset);
+    assert!(d.spans[d.span_sel].range.contains(&offset), "{:?}", d.spans[d.span_sel]);
+    let t = text(&draw(&a, 120, 34));
+    assert!(t.contains(&format!("{offset:#x}")), "{t}");
+    act(&mut a, Action::Back);
+    assert_eq!(a.tab, Tab::Triage);
+}
+
+/// `r` on a finding plans its repair and shows exactly what will change
+/// and where the backup goes; `y` applies it and verify runs again. In a
+/// read-only session `r` only says how.
+#[test]
+fn a_repair_from_triage_shows_the_plan_then_verifies_again() {
+    let (_d, store) = demo_store();
+    tear_the_log_tail(&store);
+    let log_len = std::fs::metadata(store.join("data.deltalog")).unwrap().len();
+
+    let mut ro = app(&store, false);
+    command(&mut ro, ":verify");
+    select_finding(&mut ro, "log-tail");
+    act(&mut ro, Action::RepairSelected);
+    assert!(ro.confirm.is_none() && ro.status.contains("--write"), "{}", ro.status);
+
+    let mut a = app(&store, true);
+    command(&mut a, ":verify");
+    select_finding(&mut a, "log-tail");
+    let t = text(&draw(&a, 120, 34));
+    assert!(t.contains(" r  cut the torn tail off the log"), "{t}");
+    act(&mut a, Action::RepairSelected);
+    let confirm = a.confirm.as_ref().expect("a plan to confirm");
+    assert!(confirm.text.contains("10 bytes"), "what will change: {}", confirm.text);
+    assert!(confirm.text.contains("cottas-tui-backups"), "where the backup goes: {}", confirm.text);
+    assert!(confirm.text.contains("repair truncate-torn-tail"), "the same command: {}", confirm.text);
+    let t = text(&draw(&a, 120, 34));
+    assert!(t.contains("Repair?") && t.contains("cottas-tui-backups"), "{t}");
+    assert_eq!(std::fs::metadata(store.join("data.deltalog")).unwrap().len(), log_len, "nothing yet");
+
+    act(&mut a, Action::ConfirmYes);
+    assert_eq!(std::fs::metadata(store.join("data.deltalog")).unwrap().len(), log_len - 10);
+    let report = a.triage.report().unwrap();
+    assert!(report.is_clean(), "verify ran again after the repair: {:?}", report.findings);
+    let t = text(&draw(&a, 120, 34));
+    assert!(t.contains("clean"), "{t}");
+    let backups = std::fs::read_dir(store.join("cottas-tui-backups")).unwrap().count();
+    assert_eq!(backups, 1, "the cut bytes were kept");
+}
+
+/// A damaged sidecar's findings are repaired by rebuilding its version's
+/// sidecars, the repair `verify` suggests; a finding with no repair of its
+/// own says what to run instead.
+#[test]
+fn each_finding_names_the_repair_verify_suggests() {
+    use cottas_tui::triage::repair::Repair;
+    let (_d, store) = demo_store();
+    damage_the_subject_dictionary(&store);
+    tear_the_log_tail(&store);
+    let report = cottas_tui::triage::verify::verify(&store, Default::default()).unwrap();
+    for f in &report.findings {
+        let next = f.next.as_deref().unwrap_or("");
+        let repair = Repair::for_finding(f);
+        if next.contains("repair ") {
+            let want = repair.as_ref().map(|r| r.command(&store)).unwrap_or_default();
+            assert!(next.starts_with(want.trim_end_matches(" --yes")), "{f:?}: {repair:?}");
+        } else {
+            assert_eq!(repair, None, "{f:?}");
+        }
+    }
+    let dict = report.findings.iter().find(|f| f.file == "v2/data.cottas.s.dict").unwrap();
+    assert_eq!(Repair::for_finding(dict), Some(Repair::RebuildSidecars("v2".into())));
+
+    let mut a = app(&store, true);
+    command(&mut a, ":verify");
+    select_finding(&mut a, dict.check);
+    act(&mut a, Action::RepairSelected);
+    let confirm = a.confirm.as_ref().expect("a plan to confirm");
+    assert!(confirm.text.contains("rebuild-sidecars") && confirm.text.contains("v2"), "{}", confirm.text);
+    act(&mut a, Action::ConfirmYes);
+    let left: Vec<&str> = a.triage.report().unwrap().findings.iter().map(|f| f.check).collect();
+    assert_eq!(left, ["log-tail"], "the sidecars are whole again; the torn tail is still there");
 }

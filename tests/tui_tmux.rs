@@ -68,10 +68,33 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn a_person_at_the_keyboard() {
+fn have_tmux() -> bool {
     if Command::new("tmux").arg("-V").output().map(|o| !o.status.success()).unwrap_or(true) {
         common::missing("tmux is not installed");
+        return false;
+    }
+    true
+}
+
+/// The binary on `store` under a new tmux session of 80×24.
+fn start(store: &Path, args: &str) -> Session {
+    static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("cottas-e2e-{}-{n}", std::process::id());
+    let bin = env!("CARGO_BIN_EXE_cottas-tui");
+    let st = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
+        .arg(format!("{bin} {} {args}", store.display()))
+        .env("TERM", "xterm-256color")
+        .status()
+        .unwrap();
+    assert!(st.success());
+    Session(name)
+}
+
+#[test]
+fn a_person_at_the_keyboard() {
+    if !have_tmux() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -84,21 +107,13 @@ fn a_person_at_the_keyboard() {
     b[21] ^= 0x5a; // a checksum byte
     std::fs::write(&marker, b).unwrap();
 
-    let name = format!("cottas-e2e-{}", std::process::id());
     let bin = env!("CARGO_BIN_EXE_cottas-tui");
-    let st = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
-        .arg(format!("{bin} {} --write", store.display()))
-        .env("TERM", "xterm-256color")
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let s = Session(name);
+    let s = start(&store, "--write");
 
     // 1. The store opens on its Store view.
     s.wait_for("current -> v2  (complete)");
-    // 2. A sidecar in the decoder, from the Files view.
-    s.keys(&["Tab"]);
+    // 2. A sidecar in the decoder, from the Files view (past Triage).
+    s.keys(&["Tab", "Tab"]);
     s.wait_for("Files of v2");
     s.command(":open v2/data.cottas.s.dict");
     let screen = s.wait_for("num_tokens");
@@ -128,7 +143,7 @@ fn a_person_at_the_keyboard() {
     s.wait_for("v3: compacted-epoch 2 (current)");
     assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v3"));
     // Another process appends: the log view shows it within a second or so.
-    s.keys(&["Tab", "Tab", "Tab", "Tab"]);
+    s.keys(&["Tab", "Tab", "Tab", "Tab", "Tab"]);
     s.wait_for("Delta log — 0 batches");
     let o = Command::new(bin)
         .arg("update")
@@ -138,5 +153,61 @@ fn a_person_at_the_keyboard() {
         .unwrap();
     assert!(o.status.success());
     s.wait_for("Delta log — 1 batches");
+    s.keys(&["q"]);
+}
+
+/// On call: a chunk with a damaged sidecar and a torn log tail. The Triage
+/// view (one Tab from the Store view) lists both; Enter shows the torn
+/// tail's bytes in the Decoder at its offset; `r` and `y` repair each, and
+/// the verify that follows is clean. Only keys, as a person would.
+#[test]
+fn triage_to_repaired_at_the_keyboard() {
+    if !have_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("demo");
+    cottas_tui::demo::ensure(&store, false).unwrap();
+    let dict = store.join("v2/data.cottas.s.dict");
+    let mut b = std::fs::read(&dict).unwrap();
+    let mid = b.len() / 2;
+    b[mid] ^= 0x20;
+    std::fs::write(&dict, b).unwrap();
+    let log = store.join("data.deltalog");
+    let mut b = std::fs::read(&log).unwrap();
+    let committed = b.len() as u64;
+    b.extend_from_slice(b"DLB1\x01\x00\x00\x00\x40\x00");
+    std::fs::write(&log, b).unwrap();
+
+    let s = start(&store, "--write");
+    s.wait_for("current -> v2");
+    s.keys(&["Tab"]);
+    let screen = s.wait_for("files checked");
+    assert!(screen.contains("log-tail") && screen.contains("v2/data.cottas.s.dict"), "{screen}");
+    assert!(screen.contains("dict-cells"), "{screen}");
+    // The torn tail is the first finding: Enter shows its bytes.
+    let screen = s.wait_for("check log-tail");
+    assert!(screen.contains(&format!("byte {committed} ({committed:#x})")), "{screen}");
+    s.keys(&["Enter"]);
+    let screen = s.wait_for(&format!("at byte {committed} ({committed:#x})"));
+    assert!(screen.contains(&format!("cursor {committed:#x}")) && screen.contains("leftover"), "{screen}");
+    s.keys(&["Escape"]);
+    s.wait_for("check log-tail");
+    // Repair it: the plan first, then y.
+    s.keys(&["r"]);
+    let screen = s.wait_for("Repair?");
+    assert!(screen.contains("cut 10 bytes"), "{screen}");
+    s.keys(&["y"]);
+    // Verify runs again: the sidecar's findings are left.
+    let screen = s.wait_for("3 errors, 0 warnings");
+    assert!(!screen.contains("log-tail"), "{screen}");
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), committed);
+    // The sidecar: rebuild v2's sidecars.
+    s.wait_for("rebuild the sidecars of v2");
+    s.keys(&["r"]);
+    s.wait_for("rebuild-sidecars");
+    s.keys(&["y"]);
+    s.wait_for(": clean");
+    assert!(cottas_tui::triage::verify::verify(&store, Default::default()).unwrap().is_clean());
     s.keys(&["q"]);
 }

@@ -84,7 +84,8 @@ fn show_progress(done: u64, all: u64) {
 }
 
 pub fn run_verify(args: &VerifyArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let progress = std::io::stderr().is_terminal().then_some(show_progress as fn(u64, u64));
+    let show: &(dyn Fn(u64, u64) + Sync) = &show_progress;
+    let progress = std::io::stderr().is_terminal().then_some(show);
     let opts = VerifyOptions { deep: args.deep, memory_limit: args.memory_limit, progress };
     let report = verify::verify(&args.target, opts);
     if progress.is_some() {

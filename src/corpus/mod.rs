@@ -178,7 +178,7 @@ pub enum ChunkOutcome {
 }
 
 /// Verifies every chunk on up to `jobs` threads; reports in path order.
-pub fn verify_all(root: &Path, chunks: &[PathBuf], opts: VerifyOptions, jobs: usize) -> Vec<ChunkReport> {
+pub fn verify_all(root: &Path, chunks: &[PathBuf], opts: VerifyOptions<'_>, jobs: usize) -> Vec<ChunkReport> {
     in_parallel(chunks, jobs, |chunk| {
         let outcome = match verify::verify(chunk, opts) {
             Ok(report) => ChunkOutcome::Report(report),

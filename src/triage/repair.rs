@@ -7,12 +7,14 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::store::base::digests;
 use crate::store::fsutil::{replace_symlink, sync_dir, write_synced};
 use crate::store::log::writer::WriterLock;
 use crate::store::log::Log;
 use crate::store::sidecars::rebuild::{self, backup_dir};
-use crate::store::versions::layout::{CURRENT, LOG};
+use crate::store::versions::layout::{self, BASE, CURRENT, LOG};
 use crate::store::StoreError;
+use crate::triage::verify::Finding;
 
 /// One planned repair, in words a person can check before saying yes.
 #[derive(Clone, Debug)]
@@ -162,4 +164,80 @@ pub fn reset_current(chunk: &Path, wait: Option<Duration>) -> Result<Applied, St
     let mut lines = plan.lines;
     lines.push(format!("the previous target is recorded in {}", note.display()));
     Ok(Applied { lines, backup: Some(backup) })
+}
+
+/// A repair as data: what `verify` suggests for a finding, what the TUI
+/// confirms and runs. Planning and applying go through the functions above,
+/// the same ones `cottas-tui repair` calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Repair {
+    TruncateTornTail,
+    ResetCurrent,
+    /// Rebuild the sidecars of this version (`v2`) from its base.
+    RebuildSidecars(String),
+}
+
+/// The checks whose findings a sidecar rebuild fixes: each compares a
+/// sidecar (or the blocks table) with the base it was made from, and the
+/// base is the truth.
+const SIDECAR_CHECKS: &[&str] = &[
+    "blocks",
+    "decode",
+    "deep",
+    "dict-cells",
+    "dict-order",
+    "digest",
+    "dimensions",
+    "presence-bits",
+    "s-offsets",
+    "s-order",
+    "sidecar-missing",
+];
+
+impl Repair {
+    /// The repair a verify finding of a chunk calls for, if one exists. A
+    /// sidecar finding is fixed by rebuilding its version's sidecars only
+    /// when the file is a sidecar of a `vN/` (the base itself is not
+    /// rebuilt from anything).
+    pub fn for_finding(f: &Finding) -> Option<Repair> {
+        match f.check {
+            "log-tail" => Some(Repair::TruncateTornTail),
+            "current" => Some(Repair::ResetCurrent),
+            check if SIDECAR_CHECKS.contains(&check) => {
+                let path = Path::new(&f.file);
+                let version = path.parent()?.to_str()?;
+                let name = path.file_name()?.to_str()?;
+                let is_sidecar = (name.starts_with(BASE) && name != BASE) || name == digests::BLOCKS;
+                (is_sidecar && layout::version_number(version).is_some())
+                    .then(|| Repair::RebuildSidecars(version.to_string()))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn plan(&self, chunk: &Path) -> Result<RepairPlan, StoreError> {
+        match self {
+            Repair::TruncateTornTail => plan_truncate_tail(chunk),
+            Repair::ResetCurrent => plan_reset_current(chunk).map(|p| p.0),
+            Repair::RebuildSidecars(v) => plan_rebuild_sidecars(chunk, v),
+        }
+    }
+
+    pub fn apply(&self, chunk: &Path, wait: Option<Duration>) -> Result<Applied, StoreError> {
+        match self {
+            Repair::TruncateTornTail => truncate_tail(chunk, wait),
+            Repair::ResetCurrent => reset_current(chunk, wait),
+            Repair::RebuildSidecars(v) => rebuild_sidecars(chunk, v, wait),
+        }
+    }
+
+    /// The command line that does the same, for the confirmation text.
+    pub fn command(&self, chunk: &Path) -> String {
+        let chunk = super::verify::shell_arg(chunk);
+        match self {
+            Repair::TruncateTornTail => format!("cottas-tui repair truncate-torn-tail {chunk} --yes"),
+            Repair::ResetCurrent => format!("cottas-tui repair reset-current {chunk} --yes"),
+            Repair::RebuildSidecars(v) => format!("cottas-tui repair rebuild-sidecars {chunk} {v} --yes"),
+        }
+    }
 }

@@ -79,18 +79,18 @@ impl Report {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-pub struct VerifyOptions {
+#[derive(Clone, Copy)]
+pub struct VerifyOptions<'a> {
     /// Versions this program wrote are always compared with the sidecars
     /// their rows give; `deep` does that for other producers' versions too.
     pub deep: bool,
     /// Bounds the comparison's dictionary maps (a quarter of it).
     pub memory_limit: usize,
     /// Called with (row groups done, row groups) as a version is read.
-    pub progress: Option<fn(u64, u64)>,
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
 }
 
-impl Default for VerifyOptions {
+impl Default for VerifyOptions<'_> {
     fn default() -> Self {
         VerifyOptions { deep: false, memory_limit: 1 << 30, progress: None }
     }
@@ -149,7 +149,7 @@ fn strip_path(msg: &str, file: &Path) -> String {
 
 /// Verifies a chunk dir (every version, `current`, the log) or a single
 /// version dir. `Err` only when it could not run at all.
-pub fn verify(target: &Path, opts: VerifyOptions) -> Result<Report, StoreError> {
+pub fn verify(target: &Path, opts: VerifyOptions<'_>) -> Result<Report, StoreError> {
     let started = Instant::now();
     let meta = fs::metadata(target).map_err(|e| StoreError::io(target, e))?;
     let bare = meta.is_file();
@@ -244,7 +244,7 @@ fn check_current(cx: &mut Ctx, chunk: &Path) -> Option<Option<u64>> {
     }
 }
 
-fn verify_version(cx: &mut Ctx, dir: &Path, opts: VerifyOptions) {
+fn verify_version(cx: &mut Ctx, dir: &Path, opts: VerifyOptions<'_>) {
     verify_base(cx, &dir.join(BASE), false, opts);
 }
 
@@ -291,7 +291,7 @@ fn rebuild_command(base_path: &Path) -> Option<String> {
 
 /// Verifies one base and its sidecars. A bare file (`bare`) has no marker
 /// and no digest file of its own.
-fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions) {
+fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions<'_>) {
     let dir = parent_or_dot(base_path);
     let dir = dir.as_path();
     let rebuild = rebuild_command(base_path);
@@ -367,7 +367,7 @@ fn verify_written_here(
     base: &Base,
     d: &digests::Digests,
     rebuild: Option<String>,
-    opts: VerifyOptions,
+    opts: VerifyOptions<'_>,
 ) -> bool {
     let progress = |done: u64, all: u64| {
         if let Some(p) = opts.progress {

@@ -9,8 +9,8 @@ use std::time::Instant;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
 use super::effect::Effect;
-use super::state::{App, Compaction, Pending, RepairKind, Tab, TABS};
-use super::views::{self, store::StoreMove};
+use super::state::{App, Compaction, Pending, Repair, Tab, TABS};
+use super::views::{self, store::StoreMove, triage::TriageMove};
 use super::worker::{self, Msg};
 use crate::sparql::run::OutputFormat;
 
@@ -40,6 +40,12 @@ pub enum Action {
     ConfirmNo,
     ToggleFocus,
     SearchNext(bool),
+    /// Run verify from the Triage view.
+    Verify {
+        deep: bool,
+    },
+    /// Plan the selected finding's repair.
+    RepairSelected,
     ClickRow(u16),
     /// The terminal's size: list pages and hex rows follow it.
     Resize {
@@ -65,6 +71,7 @@ pub fn bindings(app: &App) -> Vec<(&'static str, &'static str)> {
     let mut b = vec![("Tab", "next view"), ("j/k", "move")];
     b.extend(match app.tab {
         Tab::Store => views::store::bindings(),
+        Tab::Triage => views::triage::bindings(app.write),
         Tab::Files => views::files::bindings(),
         Tab::Decoder => views::decoder::bindings(),
         Tab::Log => views::log::bindings(),
@@ -113,6 +120,7 @@ fn from_key(app: &App, k: KeyEvent) -> Option<Action> {
 fn view_key(app: &App, k: KeyEvent) -> Option<Action> {
     match app.tab {
         Tab::Store => views::store::key(k),
+        Tab::Triage => views::triage::key(k),
         Tab::Files => views::files::key(k),
         Tab::Decoder => views::decoder::key(k),
         Tab::Log => views::log::key(k),
@@ -155,7 +163,7 @@ fn go(app: &mut App, tab: Tab) {
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
         Action::Quit => app.quit = true,
-        Action::NextTab | Action::PrevTab => switch_tab(app, matches!(action, Action::NextTab)),
+        Action::NextTab | Action::PrevTab => return switch_tab(app, matches!(action, Action::NextTab)),
         Action::ToggleHelp => app.help = !app.help,
         Action::OpenCmdline(c) => {
             app.cmdline = Some(c.to_string());
@@ -184,6 +192,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
 fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
     let used = match app.tab {
         Tab::Store => store_action(app, &action),
+        Tab::Triage => triage_action(app, &action),
         Tab::Files => app.files.update(&action, &mut app.status),
         Tab::Decoder if matches!(action, Action::Back) => None,
         Tab::Decoder => app.decoder.as_mut().map(|d| {
@@ -221,11 +230,68 @@ fn store_action(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
     })
 }
 
-fn switch_tab(app: &mut App, forward: bool) {
+fn switch_tab(app: &mut App, forward: bool) -> Vec<Effect> {
     let i = TABS.iter().position(|t| *t == app.tab).unwrap_or(0);
     let n = TABS.len();
     app.tab = TABS[if forward { (i + 1) % n } else { (i + n - 1) % n }];
     app.back.clear();
+    entered(app)
+}
+
+/// What showing the current view starts: the Triage view verifies the
+/// chunk the first time it is shown.
+fn entered(app: &mut App) -> Vec<Effect> {
+    let unverified = app.triage.report().is_none() && app.triage.error.is_none();
+    if app.tab == Tab::Triage && unverified {
+        return start_verify(app, false);
+    }
+    Vec::new()
+}
+
+fn start_verify(app: &mut App, deep: bool) -> Vec<Effect> {
+    if !app.triage.start(deep) {
+        app.status = "verify is already running".into();
+        return Vec::new();
+    }
+    app.status = if deep { "verifying (deep)…" } else { "verifying…" }.into();
+    vec![Effect::Verify { deep }]
+}
+
+/// The triage view's moves, applied to the app: Enter shows a finding's
+/// bytes in the Decoder; `r` plans its repair.
+fn triage_action(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
+    Some(match app.triage.update(action)? {
+        TriageMove::Verify(deep) => start_verify(app, deep),
+        TriageMove::Open(file, at) => open_finding(app, &file, at),
+        TriageMove::Repair(repair) => plan_repair(app, repair),
+        TriageMove::NoRepair(why) => {
+            app.status = why;
+            Vec::new()
+        }
+        TriageMove::Nothing => Vec::new(),
+    })
+}
+
+/// A finding's file in the Decoder, at its offset. `current` and debris
+/// are not files to decode: the Store view shows them.
+fn open_finding(app: &mut App, file: &str, at: Option<u64>) -> Vec<Effect> {
+    let path = app.chunk.join(file);
+    if !path.is_file() {
+        go(app, Tab::Store);
+        app.status = format!("{file} is not a file to decode: the Store view shows the versions");
+        return Vec::new();
+    }
+    app.status = format!("opening {file}…");
+    vec![Effect::OpenFile { path, at }]
+}
+
+fn plan_repair(app: &mut App, repair: Repair) -> Vec<Effect> {
+    if !app.write {
+        app.status = "read-only: start with --write to repair".into();
+        return Vec::new();
+    }
+    app.status = "planning the repair…".into();
+    vec![Effect::PlanRepair(repair)]
 }
 
 /// The layout the next frame will have: how many rows a page holds and how
@@ -281,16 +347,15 @@ fn ask_repair(app: &mut App, arg: &str) -> Vec<Effect> {
     }
     let mut words = arg.split_whitespace();
     let kind = match (words.next(), words.next()) {
-        (Some("truncate-torn-tail"), _) => RepairKind::TruncateTornTail,
-        (Some("reset-current"), _) => RepairKind::ResetCurrent,
-        (Some("rebuild-sidecars"), Some(v)) => RepairKind::RebuildSidecars(v.to_string()),
+        (Some("truncate-torn-tail"), _) => Repair::TruncateTornTail,
+        (Some("reset-current"), _) => Repair::ResetCurrent,
+        (Some("rebuild-sidecars"), Some(v)) => Repair::RebuildSidecars(v.to_string()),
         _ => {
             app.status = "usage: :repair truncate-torn-tail | reset-current | rebuild-sidecars vN".into();
             return Vec::new();
         }
     };
-    app.status = "planning the repair…".into();
-    vec![Effect::PlanRepair(kind)]
+    plan_repair(app, kind)
 }
 
 /// `:open v2`, `:open FILE`, `:goto 0x1f0`, `:query`, `:export FILE [FORMAT]`,
@@ -317,7 +382,8 @@ fn cmd_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
 }
 
 /// The commands `:` takes, for completion.
-const COMMANDS: &[&str] = &["open", "goto", "query", "export", "compact", "update", "repair", "quit"];
+const COMMANDS: &[&str] =
+    &["open", "goto", "query", "export", "compact", "update", "repair", "verify", "quit"];
 
 /// Tab in the command line: completes a command name, or `:open`'s
 /// argument from the versions and files listed. One match is completed
@@ -402,10 +468,14 @@ pub fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
         }
         "update" => return update_command(app, arg),
         "repair" => return ask_repair(app, arg),
+        "verify" => {
+            go(app, Tab::Triage);
+            return start_verify(app, matches!(arg, "deep" | "--deep"));
+        }
         "" => {}
         other => {
             app.status = format!(
-                "unknown command :{other} (try :open, :goto, :query, :export, :compact, :update, :repair, :q)"
+                "unknown command :{other} (try :open, :goto, :query, :export, :compact, :update, :repair, :verify, :q)"
             )
         }
     }
@@ -422,7 +492,7 @@ fn open(app: &mut App, arg: &str) -> Vec<Effect> {
     let p = PathBuf::from(arg);
     let p = if p.is_absolute() { p } else { app.chunk.join(p) };
     app.status = format!("opening {arg}…");
-    vec![Effect::OpenFile(p)]
+    vec![Effect::OpenFile { path: p, at: None }]
 }
 
 fn goto(app: &mut App, arg: &str) {
@@ -498,12 +568,10 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.log_view.reindexed(ix.count);
             app.log = Some(*ix);
         }
-        Msg::Opened(Ok(d)) => {
-            app.status = format!("{}", d.path.display());
-            app.decoder = Some(*d);
-            go(app, Tab::Decoder);
-        }
-        Msg::Opened(Err(e)) => app.status = e,
+        Msg::Opened(Ok(d), at) => opened(app, *d, at),
+        Msg::Opened(Err(e), _) => app.status = e,
+        Msg::VerifyProgress(done, all) => app.triage.progress(done, all),
+        Msg::Verified(r) => verified(app, r.map(|r| *r)),
         Msg::Planned(Ok(confirm)) => app.confirm = Some(confirm),
         Msg::Planned(Err(why)) => app.status = why,
         Msg::QueryDone(t) => query_done(app, t),
@@ -525,10 +593,40 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
         }
         Msg::Wrote(r) => {
             app.status = r.unwrap_or_else(|e| format!("failed: {e}"));
-            return refresh(app);
+            let mut effects = refresh(app);
+            // What the Triage view shows was true before the write: check again.
+            if app.triage.report().is_some() {
+                let deep = app.triage.deep;
+                effects.extend(start_verify(app, deep));
+            }
+            return effects;
         }
     }
     Vec::new()
+}
+
+/// A decoded file arrives: the cursor goes to `at` (a finding's offset;
+/// one past the end, as for a file cut short, shows the last byte).
+fn opened(app: &mut App, mut d: super::state::Decoder, at: Option<u64>) {
+    app.status = format!("{}", d.path.display());
+    if let Some(at) = at {
+        let last = (d.bytes.len() as u64).saturating_sub(1);
+        match d.goto(at.min(last), app.screen) {
+            Ok(()) => app.status = format!("{} at byte {at} ({at:#x})", d.path.display()),
+            Err(why) => app.status = why,
+        }
+    }
+    app.decoder = Some(d);
+    go(app, Tab::Decoder);
+}
+
+fn verified(app: &mut App, r: Result<crate::triage::verify::Report, String>) {
+    app.status = match &r {
+        Ok(r) if r.is_clean() => format!("verify: clean ({} files, {:.2} s)", r.files_checked, r.seconds),
+        Ok(r) => format!("verify: {} errors, {} findings in all", r.errors(), r.findings.len()),
+        Err(e) => format!("verify could not run: {e}"),
+    };
+    app.triage.finished(r);
 }
 
 fn query_done(app: &mut App, t: super::state::QueryTable) {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use spareval::CancellationToken;
 
-use super::state::RepairKind;
+use super::state::Repair;
 use crate::sparql::run::OutputFormat;
 
 pub enum Effect {
@@ -18,8 +18,11 @@ pub enum Effect {
     LoadVersion(PathBuf),
     /// Index the log → `Msg::LogIndexed`.
     IndexLog,
-    /// Decode one file for the decoder → `Msg::Opened`.
-    OpenFile(PathBuf),
+    /// Decode one file for the decoder, the cursor at `at` → `Msg::Opened`.
+    OpenFile {
+        path: PathBuf,
+        at: Option<u64>,
+    },
     /// Run a query for the results table → `Msg::QueryDone`.
     Query {
         text: String,
@@ -37,6 +40,11 @@ pub enum Effect {
     PlanCompaction,
     Compact,
     /// Say what a repair would do → `Msg::Planned`.
-    PlanRepair(RepairKind),
-    Repair(RepairKind),
+    PlanRepair(Repair),
+    Repair(Repair),
+    /// Verify the chunk (`deep`: every sidecar rebuilt and compared) →
+    /// `Msg::VerifyProgress`…, then `Msg::Verified`.
+    Verify {
+        deep: bool,
+    },
 }

@@ -15,12 +15,15 @@ pub use super::views::files::FilesView;
 pub use super::views::log::LogView;
 pub use super::views::query::QueryState;
 pub use super::views::store::StoreView;
+pub use super::views::triage::TriageView;
+pub use crate::triage::repair::Repair;
 
 use crate::store::log::index::LogIndex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tab {
     Store,
+    Triage,
     Files,
     Decoder,
     Log,
@@ -28,15 +31,17 @@ pub enum Tab {
     Timeline,
 }
 
-pub const TABS: [Tab; 6] = [Tab::Store, Tab::Files, Tab::Decoder, Tab::Log, Tab::Query, Tab::Timeline];
+pub const TABS: [Tab; 7] =
+    [Tab::Store, Tab::Triage, Tab::Files, Tab::Decoder, Tab::Log, Tab::Query, Tab::Timeline];
 
 impl Tab {
     pub fn title(self) -> &'static str {
         match self {
             Tab::Store => "Store",
+            Tab::Triage => "Triage",
             Tab::Files => "Files",
             Tab::Decoder => "Decoder",
-            Tab::Log => "Delta log",
+            Tab::Log => "Log",
             Tab::Query => "Query",
             Tab::Timeline => "Timeline",
         }
@@ -96,18 +101,11 @@ pub struct QueryTable {
     pub boolean: Option<bool>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RepairKind {
-    TruncateTornTail,
-    ResetCurrent,
-    RebuildSidecars(String),
-}
-
 /// What a confirmed dialog starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pending {
     Compact,
-    Repair(RepairKind),
+    Repair(Repair),
 }
 
 #[derive(Debug)]
@@ -133,6 +131,7 @@ pub struct App {
     pub listing_error: Option<String>,
     /// Each view's own state.
     pub store: StoreView,
+    pub triage: TriageView,
     pub files: FilesView,
     pub decoder: Option<Decoder>,
     pub log_view: LogView,
@@ -178,6 +177,7 @@ impl App {
             listing: None,
             listing_error: None,
             store: StoreView::default(),
+            triage: TriageView::default(),
             files: FilesView::default(),
             decoder: None,
             log_view: LogView::default(),

@@ -13,7 +13,7 @@ use spargebra::SparqlParser;
 
 use super::effect::Effect;
 use super::load;
-use super::state::{App, Confirm, Decoder, Observed, Pending, QueryTable, RepairKind, VersionDetails};
+use super::state::{App, Confirm, Decoder, Observed, Pending, QueryTable, Repair, VersionDetails};
 use crate::compact::{self, CompactOptions, CompactProgress};
 use crate::sparql::dataset::StoreDataset;
 use crate::sparql::limits::{on_request_stack, spawn_request_thread};
@@ -22,6 +22,7 @@ use crate::store::log::index::LogIndex;
 use crate::store::read::{ColumnCache, Explain};
 use crate::store::versions::open::Store;
 use crate::store::versions::Listing;
+use crate::triage::verify::{self, Report, VerifyOptions};
 use crate::view::overlay::Overlay;
 use crate::view::View;
 
@@ -39,7 +40,11 @@ pub enum Msg {
     Listed(Result<Listing, String>, Observed),
     VersionLoaded(Box<VersionDetails>),
     LogIndexed(Box<LogIndex>),
-    Opened(Result<Box<Decoder>, String>),
+    /// A decoded file, and the offset to put the cursor on.
+    Opened(Result<Box<Decoder>, String>, Option<u64>),
+    /// Row groups read, of those to read, by a running verify.
+    VerifyProgress(u64, u64),
+    Verified(Result<Box<Report>, String>),
     /// A plan to confirm, or why there is nothing to confirm.
     Planned(Result<Confirm, String>),
     QueryDone(QueryTable),
@@ -93,7 +98,7 @@ pub fn perform(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
         Effect::IndexLog => {
             Msg::LogIndexed(Box::new(LogIndex::build(&chunk.join(crate::store::versions::layout::LOG))))
         }
-        Effect::OpenFile(path) => Msg::Opened(load::open_file(&path).map(Box::new)),
+        Effect::OpenFile { path, at } => Msg::Opened(load::open_file(&path).map(Box::new), at),
         Effect::Query { text, token } => Msg::QueryDone(query_table(chunk, &text, token)),
         Effect::Export { text, out, format } => Msg::Exported(export(chunk, &text, &out, format)),
         Effect::Update(text) => Msg::Wrote(update(chunk, &text)),
@@ -101,6 +106,7 @@ pub fn perform(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
         Effect::Compact => Msg::CompactDone(run_compaction(chunk, tx)),
         Effect::PlanRepair(kind) => Msg::Planned(plan_repair(chunk, kind)),
         Effect::Repair(kind) => Msg::Wrote(repair(chunk, &kind)),
+        Effect::Verify { deep } => Msg::Verified(verify_chunk(chunk, deep, tx)),
     };
     let _ = tx.send(msg);
 }
@@ -154,37 +160,37 @@ fn run_compaction(chunk: &Path, tx: &Sender<Msg>) -> Result<String, String> {
     .map_err(|e| e.to_string())
 }
 
-fn plan_repair(chunk: &Path, kind: RepairKind) -> Result<Confirm, String> {
-    use crate::triage::repair;
-    let plan = match &kind {
-        RepairKind::TruncateTornTail => repair::plan_truncate_tail(chunk),
-        RepairKind::ResetCurrent => repair::plan_reset_current(chunk).map(|p| p.0),
-        RepairKind::RebuildSidecars(v) => repair::plan_rebuild_sidecars(chunk, v),
-    }
-    .map_err(|e| e.to_string())?;
+fn plan_repair(chunk: &Path, kind: Repair) -> Result<Confirm, String> {
+    let plan = kind.plan(chunk).map_err(|e| e.to_string())?;
     if plan.noop {
         return Err(plan.lines.join("; "));
     }
+    let backups = chunk.join(crate::store::sidecars::rebuild::BACKUPS);
     Ok(Confirm {
         title: "Repair?".into(),
         text: format!(
-            "{}\n\nEvery byte removed or replaced is copied to cottas-tui-backups/ first.\nPress y to apply, n to cancel.",
-            plan.lines.join("\n")
+            "{}\n\nEvery byte removed or replaced is copied first to a new directory under\n{}/\nThe same as: {}\nPress y to apply, n to cancel.",
+            plan.lines.join("\n"),
+            backups.display(),
+            kind.command(chunk),
         ),
         then: Pending::Repair(kind),
     })
 }
 
 /// A repair through the same code as `cottas-tui repair … --yes`.
-fn repair(chunk: &Path, kind: &RepairKind) -> Result<String, String> {
-    use crate::triage::repair;
-    let wait = Some(LOCK_WAIT);
-    let r = match kind {
-        RepairKind::TruncateTornTail => repair::truncate_tail(chunk, wait),
-        RepairKind::ResetCurrent => repair::reset_current(chunk, wait),
-        RepairKind::RebuildSidecars(v) => repair::rebuild_sidecars(chunk, v, wait),
+fn repair(chunk: &Path, kind: &Repair) -> Result<String, String> {
+    kind.apply(chunk, Some(LOCK_WAIT)).map(|a| a.lines.join("; ")).map_err(|e| e.to_string())
+}
+
+/// `verify` of the whole chunk, through the same code as the CLI; progress
+/// goes to the view as it is made.
+fn verify_chunk(chunk: &Path, deep: bool, tx: &Sender<Msg>) -> Result<Box<Report>, String> {
+    let progress = |done: u64, all: u64| {
+        let _ = tx.send(Msg::VerifyProgress(done, all));
     };
-    r.map(|a| a.lines.join("; ")).map_err(|e| e.to_string())
+    let opts = VerifyOptions { deep, progress: Some(&progress), ..VerifyOptions::default() };
+    verify::verify(chunk, opts).map(Box::new).map_err(|e| e.to_string())
 }
 
 fn query_table(chunk: &Path, text: &str, token: CancellationToken) -> QueryTable {

@@ -41,10 +41,13 @@ pub struct IndexReport {
     pub backed_up: Option<PathBuf>,
 }
 
+/// The directory, beside the versions, that holds one directory of backups per repair.
+pub const BACKUPS: &str = "cottas-tui-backups";
+
 /// Where replaced files are kept: `<parent of the version dir>/cottas-tui-backups/<UTC time>/`.
 pub fn backup_dir(version_dir: &Path) -> PathBuf {
     let stamp = crate::store::fsutil::utc_timestamp(crate::store::fsutil::unix_now()).replace(':', "");
-    version_dir.parent().unwrap_or(Path::new(".")).join("cottas-tui-backups").join(stamp)
+    version_dir.parent().unwrap_or(Path::new(".")).join(BACKUPS).join(stamp)
 }
 
 /// The sidecars rebuilt from the base, after checking the base against its

@@ -245,7 +245,10 @@ impl Decoder {
         self.tree_focus = false;
         self.follow_cursor();
         self.select_span_at_cursor();
-        self.keep_cursor_visible(layout);
+        // A jump shows what comes after the offset too: its row a third of
+        // the way down the page.
+        let row = offset / layout.hex_cols.max(1);
+        self.top = row.saturating_sub(layout.page as u64 / 3);
         Ok(())
     }
 
@@ -362,10 +365,15 @@ fn render_hex(f: &mut Frame, area: Rect, d: &Decoder) {
     let rows = list_rows(area) + 1;
     let bpr = bytes_per_row(area.width);
     let sel = d.spans.get(d.span_sel).map(|s| s.range.clone());
+    // The update step scrolls by the page the terminal's size gives; the
+    // pane can be shorter (the problems pane takes rows), and the cursor's
+    // row is drawn whatever it is.
+    let cursor_row = d.cursor / bpr;
+    let top = if cursor_row >= d.top + rows as u64 { cursor_row + 1 - rows as u64 } else { d.top };
     // Owner of each visible byte, found once per row window.
     let mut lines = Vec::with_capacity(rows);
     for r in 0..rows as u64 {
-        let row = d.top + r;
+        let row = top + r;
         let start = row * bpr;
         if start >= d.bytes.len() as u64 {
             break;

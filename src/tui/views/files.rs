@@ -1,9 +1,10 @@
-//! Every file of the selected version (and the chunk's log) with its header checks.
+//! Every file of the selected version (and the chunk's log) with its header
+//! checks, and its status from the last verify (the Triage view's findings).
 
 use humansize::{format_size, BINARY};
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Modifier, Style};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Row, Table};
 use ratatui::Frame;
 
@@ -47,12 +48,24 @@ impl FilesView {
             Action::Enter => {
                 let f = self.rows.get(self.sel)?;
                 *status = format!("opening {}…", f.name);
-                return Some(vec![Effect::OpenFile(f.path.clone())]);
+                return Some(vec![Effect::OpenFile { path: f.path.clone(), at: None }]);
             }
             _ => return None,
         }
         Some(Vec::new())
     }
+}
+
+/// What the last verify found for the file; before verify has run, what
+/// the header peek and the log index found, marked as not verified.
+fn status_cell(app: &App, file: &FileRow) -> Line<'static> {
+    if let Some(status) = app.triage.file_status(&file.name) {
+        return Line::from(status.cell());
+    }
+    Line::from(vec![
+        check_cell(app.checksum_check(file)),
+        Span::styled(" unverified", Style::new().add_modifier(Modifier::DIM)),
+    ])
 }
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
@@ -68,7 +81,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 Line::from(file.kind.map_or("other", |k| k.id())),
                 Line::from(check_cell(file.magic)),
                 Line::from(check_cell(file.version)),
-                Line::from(check_cell(app.checksum_check(file))),
+                status_cell(app, file),
             ]);
             if i == app.files.sel {
                 r.style(selected())
@@ -88,9 +101,9 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         Constraint::Length(16),
         Constraint::Length(5),
         Constraint::Length(7),
-        Constraint::Length(8),
+        Constraint::Length(14),
     ];
-    let header = Row::new(["file", "size", "kind", "magic", "version", "checksum"])
+    let header = Row::new(["file", "size", "kind", "magic", "version", "status"])
         .style(Style::new().add_modifier(Modifier::BOLD));
     f.render_widget(
         Table::new(rows, widths)

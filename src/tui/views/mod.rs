@@ -10,6 +10,7 @@ pub mod log;
 pub mod query;
 pub mod store;
 pub mod timeline;
+pub mod triage;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -45,6 +46,7 @@ pub fn render(f: &mut Frame, app: &App) {
     render_tabs(f, top, app);
     match app.tab {
         Tab::Store => store::render(f, main, app),
+        Tab::Triage => triage::render(f, main, app),
         Tab::Files => files::render(f, main, app),
         Tab::Decoder => decoder::render(f, main, app),
         Tab::Log => log::render(f, main, app),
@@ -165,7 +167,7 @@ fn render_help(f: &mut Frame, app: &App) {
     lines.push(Line::from("  Shift-Tab    previous view     Esc  back"));
     lines.push(Line::from("  PgUp/PgDn    page              mouse: scroll, click"));
     lines.push(Line::from("  :open v2  :open FILE  :goto 0x1f0  :query [TEXT]"));
-    lines.push(Line::from("  :export FILE [FORMAT]  :compact  :q"));
+    lines.push(Line::from("  :export FILE [FORMAT]  :compact  :verify [deep]  :q"));
     if app.write {
         lines.push(Line::from("  :update SPARQL-UPDATE   :repair truncate-torn-tail|reset-current|"));
         lines.push(Line::from("                          rebuild-sidecars vN"));
