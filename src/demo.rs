@@ -148,3 +148,123 @@ pub fn ensure(dir: &Path, rebuild: bool) -> Result<bool> {
     sync_dir(parent)?;
     Ok(true)
 }
+
+/// The demo corpus's chunks: one healthy and larger, one with updates
+/// pending across two epochs, one damaged (a torn log tail and a sidecar
+/// whose bytes changed), so every view has something real to show.
+pub const CORPUS_CHUNKS: [&str; 3] = ["healthy", "pending", "damaged"];
+
+/// Quads of the healthy chunk, and rows per row group (small, so its base
+/// has several row groups to chart and prune).
+const HEALTHY_QUADS: usize = 40_000;
+const HEALTHY_ROW_GROUP: usize = 10_000;
+
+pub fn default_corpus_dir() -> PathBuf {
+    default_dir().with_file_name("demo-corpus")
+}
+
+/// Builds the demo corpus at `root` unless it is already there (or
+/// `rebuild`). Returns whether it built. Built beside `root` and renamed
+/// into place, so an interrupted build leaves no half corpus.
+pub fn ensure_corpus(root: &Path, rebuild: bool) -> Result<bool> {
+    let complete = CORPUS_CHUNKS.iter().all(|c| root.join(c).join("current").exists());
+    if complete && !rebuild {
+        return Ok(false);
+    }
+    let parent =
+        root.parent().ok_or_else(|| Error::new(ErrorKind::InvalidInput, "the demo dir has no parent"))?;
+    fs::create_dir_all(parent)?;
+    let tmp = parent.join(format!(".demo-corpus.tmp.{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp)?;
+    build_healthy(&tmp, &tmp.join("healthy"))?;
+    ensure(&tmp.join("pending"), true)?;
+    write_synced(&tmp.join("pending/data.deltalog"), &pending_log())?;
+    ensure(&tmp.join("damaged"), true)?;
+    damage(&tmp.join("damaged"))?;
+    sync_dir(&tmp)?;
+    if root.exists() {
+        fs::remove_dir_all(root)?;
+    }
+    fs::rename(&tmp, root)?;
+    sync_dir(parent)?;
+    Ok(true)
+}
+
+/// Tens of thousands of quads in four named graphs and the default graph,
+/// imported with small row groups.
+fn build_healthy(scratch_parent: &Path, out: &Path) -> Result<()> {
+    let scratch = scratch_parent.join(".scratch");
+    fs::create_dir_all(&scratch)?;
+    let input = scratch.join("healthy.nq");
+    fs::write(&input, healthy_quads())?;
+    let mut opts = ImportOptions::new(vec![input], out.to_path_buf());
+    opts.base.row_group_size = HEALTHY_ROW_GROUP;
+    crate::import::import(&opts, |_| {}).map_err(Error::other)?;
+    fs::remove_dir_all(&scratch)
+}
+
+fn healthy_quads() -> String {
+    use std::fmt::Write;
+    let graphs = ["graph/people", "graph/orgs", "graph/docs", "graph/events"];
+    let mut text = String::with_capacity(HEALTHY_QUADS * 140);
+    for i in 0..HEALTHY_QUADS {
+        let kind = ["person", "org", "doc", "event"][i % 4];
+        let subject = iri(&format!("{kind}/{}", i / 4));
+        let graph = if i % 10 == 9 { String::new() } else { format!(" <{}>", iri(graphs[i % 4])) };
+        let (p, o) = match i % 5 {
+            0 => (
+                "http://www.w3.org/1999/02/22-rdf-syntax-ns#type".to_string(),
+                format!("<{}>", iri(&format!("vocab/{kind}"))),
+            ),
+            1 => (iri("vocab/label"), format!("\"{kind} number {i}\"")),
+            2 => (iri("vocab/size"), format!("\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>", i % 997)),
+            3 => (
+                iri("vocab/related"),
+                format!("<{}>", iri(&format!("{kind}/{}", (i * 7919) % (HEALTHY_QUADS / 4)))),
+            ),
+            _ => (iri("vocab/note"), format!("\"note {i}\"@en")),
+        };
+        let _ = writeln!(text, "<{subject}> <{p}> {o}{graph} .");
+    }
+    text
+}
+
+/// The demo log and two more batches of a later epoch: both epochs are
+/// above v2's marker, so a reader applies all of them (as after a
+/// compaction that moved the epoch on and never flipped `current`).
+fn pending_log() -> Vec<u8> {
+    let lit =
+        |s: &str| Object::Literal { lexical: s.into(), datatype: term::XSD_STRING.into(), language: None };
+    let add = |s: &str, o: &str| {
+        Entry::add(Quad {
+            subject: Subject::Iri(iri(s)),
+            predicate: iri("vocab/status"),
+            object: lit(o),
+            graph: Some(iri("graph/people")),
+        })
+    };
+    let mut batches = demo_batches();
+    let seq = batches.iter().map(|b| b.seq).max().unwrap_or(0);
+    batches.push(Batch { seq: seq + 1, epoch: 3, entries: vec![add("people/ada", "on call")] });
+    batches.push(Batch {
+        seq: seq + 2,
+        epoch: 3,
+        entries: vec![add("people/grace", "on call"), add("people/charles", "off")],
+    });
+    deltalog::encode_batches(&batches, Transport::Raw)
+}
+
+/// A changed byte in the middle of v2's subject dictionary and the start
+/// of a batch that never finished at the end of the log.
+fn damage(chunk: &Path) -> Result<()> {
+    let dict = chunk.join("v2/data.cottas.s.dict");
+    let mut bytes = fs::read(&dict)?;
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x20;
+    write_synced(&dict, &bytes)?;
+    let log = chunk.join("data.deltalog");
+    let mut bytes = fs::read(&log)?;
+    bytes.extend_from_slice(b"DLB1\x01\x00\x00\x00\x40\x00");
+    write_synced(&log, &bytes)
+}

@@ -653,3 +653,108 @@ fn each_finding_names_the_repair_verify_suggests() {
     let left: Vec<&str> = a.triage.report().unwrap().findings.iter().map(|f| f.check).collect();
     assert_eq!(left, ["log-tail"], "the sidecars are whole again; the torn tail is still there");
 }
+
+/// A corpus root with three chunks: two healthy demo stores (one two levels
+/// down) and one with a torn log tail.
+fn demo_corpus() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("corpus");
+    demo::ensure(&root.join("alpha"), false).unwrap();
+    demo::ensure(&root.join("broken"), false).unwrap();
+    demo::ensure(&root.join("region/eu/gamma"), false).unwrap();
+    tear_the_log_tail(&root.join("broken"));
+    (dir, root)
+}
+
+/// `cottas-tui ROOT` on a corpus root lists its chunks (as `corpus list`
+/// sees them); `v` verifies every chunk; Enter opens one in the chunk views,
+/// and Esc comes back to the list.
+#[test]
+fn the_corpus_view_lists_verifies_and_opens_chunks() {
+    let (_d, root) = demo_corpus();
+    let mut a = App::for_corpus(&root, false);
+    let effects = a.startup();
+    worker::settle(&mut a, effects);
+    assert_eq!(a.tabs(), [Tab::Corpus], "no chunk views before a chunk is open");
+    let b = draw(&a, 100, 24);
+    let t = text(&b);
+    assert!(t.contains("3 chunks"), "{t}");
+    let row = t.lines().find(|l| l.contains("region/eu/gamma")).unwrap();
+    assert!(row.contains("v2") && row.contains("not run") && row.contains("ok"), "{row}");
+    let row = t.lines().find(|l| l.contains("broken")).unwrap();
+    assert!(row.contains("log tail damaged"), "{row}");
+    let (x, y) = find(&b, "log tail damaged").unwrap();
+    assert_eq!(b[(x, y)].fg, Color::Red);
+    let quads = cottas_tui::corpus::summarize(&root, &root.join("alpha")).base_quads.unwrap();
+    let row = t.lines().find(|l| l.contains("alpha")).unwrap();
+    assert!(row.contains(&format!(" {quads} ")), "the base's rows: {row}");
+
+    act(&mut a, Action::Verify { deep: false });
+    let b = draw(&a, 100, 24);
+    let t = text(&b);
+    let row = t.lines().find(|l| l.contains("broken")).unwrap();
+    assert!(row.contains("✗ 1 error"), "{row}");
+    let row = t.lines().find(|l| l.contains("alpha")).unwrap();
+    assert!(row.contains("✓ verified"), "{row}");
+    assert!(a.status.contains("verified 3 chunks: 1 with errors"), "{}", a.status);
+
+    act(&mut a, Action::Down(1));
+    act(&mut a, Action::Enter);
+    assert_eq!((a.tab, a.chunk.clone()), (Tab::Store, root.join("broken")));
+    assert_eq!(a.tabs()[0], Tab::Corpus);
+    assert!(a.tabs().contains(&Tab::Triage));
+    let t = text(&draw(&a, 100, 24));
+    assert!(t.contains("current -> v2") && t.contains("corpus/broken"), "{t}");
+    act(&mut a, Action::NextTab);
+    assert_eq!(a.tab, Tab::Triage);
+    assert!(a.triage.report().is_some_and(|r| r.errors() == 1));
+    act(&mut a, Action::Back);
+    assert_eq!(a.tab, Tab::Corpus, "Esc from the top of a chunk returns to the corpus");
+    act(&mut a, Action::Down(1));
+    act(&mut a, Action::Enter);
+    assert_eq!(a.chunk, root.join("region/eu/gamma"));
+    assert!(a.triage.report().is_none(), "nothing of the last chunk is kept");
+    act(&mut a, Action::Back);
+    assert_eq!(a.tab, Tab::Corpus);
+    // A chunk dir still opens straight into its Store view.
+    let single = app(&root.join("alpha"), false);
+    assert_eq!((single.tab, single.tabs().contains(&Tab::Corpus)), (Tab::Store, false));
+}
+
+/// The demo corpus (what `cottas-tui` with no argument opens): a healthy
+/// chunk with several row groups and named graphs, one whose pending
+/// batches span two epochs, and one whose verify finds a damaged sidecar
+/// and a torn log tail.
+#[test]
+fn the_demo_corpus_has_something_for_every_view() {
+    use cottas_tui::store::log::Log;
+    use cottas_tui::store::versions::open::Store;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("demo-corpus");
+    assert!(demo::ensure_corpus(&root, false).unwrap());
+    assert!(!demo::ensure_corpus(&root, false).unwrap(), "built once");
+    let healthy = Store::open(&root.join("healthy")).unwrap();
+    assert!(healthy.base.num_rows() >= 10_000, "{}", healthy.base.num_rows());
+    assert!(healthy.base.num_row_groups() >= 3, "{}", healthy.base.num_row_groups());
+    assert!(cottas_tui::triage::verify::verify(&root.join("healthy"), Default::default())
+        .unwrap()
+        .is_clean());
+
+    let pending = Store::open(&root.join("pending")).unwrap();
+    let marker = pending.marker.map(|m| m.epoch);
+    let log = Log::read(&root.join("pending/data.deltalog")).unwrap().unwrap();
+    let mut epochs: Vec<u64> = log.visible(marker).map(|b| b.batch.epoch).collect();
+    epochs.dedup();
+    assert!(epochs.len() >= 2, "pending batches across two epochs: {epochs:?}");
+
+    let report = cottas_tui::triage::verify::verify(&root.join("damaged"), Default::default()).unwrap();
+    let checks: Vec<(&str, &str)> = report.findings.iter().map(|f| (f.file.as_str(), f.check)).collect();
+    assert!(checks.contains(&("data.deltalog", "log-tail")), "{checks:?}");
+    assert!(checks.iter().any(|(f, _)| *f == "v2/data.cottas.s.dict"), "{checks:?}");
+
+    let mut a = App::for_corpus(&root, false);
+    let effects = a.startup();
+    worker::settle(&mut a, effects);
+    let t = text(&draw(&a, 100, 24));
+    assert!(t.contains("3 chunks") && t.contains("log tail damaged"), "{t}");
+}

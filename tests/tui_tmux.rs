@@ -78,13 +78,18 @@ fn have_tmux() -> bool {
 
 /// The binary on `store` under a new tmux session of 80×24.
 fn start(store: &Path, args: &str) -> Session {
+    let bin = env!("CARGO_BIN_EXE_cottas-tui");
+    start_command(&format!("{bin} {} {args}", store.display()))
+}
+
+/// A shell command line under a new tmux session of 80×24.
+fn start_command(command: &str) -> Session {
     static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = format!("cottas-e2e-{}-{n}", std::process::id());
-    let bin = env!("CARGO_BIN_EXE_cottas-tui");
     let st = Command::new("tmux")
         .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
-        .arg(format!("{bin} {} {args}", store.display()))
+        .arg(command)
         .env("TERM", "xterm-256color")
         .status()
         .unwrap();
@@ -156,30 +161,26 @@ fn a_person_at_the_keyboard() {
     s.keys(&["q"]);
 }
 
-/// On call: a chunk with a damaged sidecar and a torn log tail. The Triage
-/// view (one Tab from the Store view) lists both; Enter shows the torn
-/// tail's bytes in the Decoder at its offset; `r` and `y` repair each, and
-/// the verify that follows is clean. Only keys, as a person would.
+/// On call, from the demo corpus (`cottas-tui` with no argument builds it):
+/// its damaged chunk has a changed sidecar byte and a torn log tail. Enter
+/// opens the chunk, Tab shows the Triage view listing both; Enter shows the
+/// torn tail's bytes in the Decoder at its offset; `r` and `y` repair each,
+/// and the verify that follows is clean. Only keys, as a person would.
 #[test]
 fn triage_to_repaired_at_the_keyboard() {
     if !have_tmux() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("demo");
-    cottas_tui::demo::ensure(&store, false).unwrap();
-    let dict = store.join("v2/data.cottas.s.dict");
-    let mut b = std::fs::read(&dict).unwrap();
-    let mid = b.len() / 2;
-    b[mid] ^= 0x20;
-    std::fs::write(&dict, b).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let bin = env!("CARGO_BIN_EXE_cottas-tui");
+    let s = start_command(&format!("XDG_CACHE_HOME={} {bin} --write", cache.path().display()));
+    let screen = s.wait_for("3 chunks");
+    assert!(screen.contains("healthy") && screen.contains("pending"), "{screen}");
+    let store = cache.path().join("cottas-tui/demo-corpus/damaged");
     let log = store.join("data.deltalog");
-    let mut b = std::fs::read(&log).unwrap();
-    let committed = b.len() as u64;
-    b.extend_from_slice(b"DLB1\x01\x00\x00\x00\x40\x00");
-    std::fs::write(&log, b).unwrap();
-
-    let s = start(&store, "--write");
+    let committed = std::fs::metadata(&log).unwrap().len() - 10;
+    // The damaged chunk is the first, in name order.
+    s.keys(&["Enter"]);
     s.wait_for("current -> v2");
     s.keys(&["Tab"]);
     let screen = s.wait_for("files checked");
@@ -209,5 +210,29 @@ fn triage_to_repaired_at_the_keyboard() {
     s.keys(&["y"]);
     s.wait_for(": clean");
     assert!(cottas_tui::triage::verify::verify(&store, Default::default()).unwrap().is_clean());
+    s.keys(&["q"]);
+}
+
+/// `cottas-tui ROOT` on a corpus root: the list of chunks, Enter into one,
+/// Esc back out, Enter into another.
+#[test]
+fn a_corpus_at_the_keyboard() {
+    if !have_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("corpus");
+    cottas_tui::demo::ensure(&root.join("north"), false).unwrap();
+    cottas_tui::demo::ensure(&root.join("south"), false).unwrap();
+    let s = start(&root, "");
+    let screen = s.wait_for("2 chunks");
+    assert!(screen.contains("north") && screen.contains("south"), "{screen}");
+    s.keys(&["Enter"]);
+    s.wait_for("current -> v2");
+    s.wait_for("corpus/north");
+    s.keys(&["Escape"]);
+    s.wait_for("2 chunks");
+    s.keys(&["j", "Enter"]);
+    s.wait_for("corpus/south");
     s.keys(&["q"]);
 }

@@ -34,9 +34,14 @@ use clap::{Parser, Subcommand};
     after_help = "`cottas-tui --batch DIR [query options]` is the same as `cottas-tui query DIR`."
 )]
 pub struct Cli {
-    /// A chunk dir to open in the terminal UI (or, when stdout is not a terminal
-    /// or with --list, to list with every file's status); without one, the demo store.
+    /// A chunk dir (or a corpus root holding chunk dirs) to open in the
+    /// terminal UI; or, when stdout is not a terminal or with --list, to list
+    /// with every file's status. Without one, the UI opens the demo corpus.
     pub path: Option<PathBuf>,
+    /// Rebuild the demo corpus (a healthy chunk, one with pending updates,
+    /// one damaged) before opening it.
+    #[arg(long)]
+    pub demo_reset: bool,
     /// In the UI: allow the update, compact and repair actions.
     #[arg(long)]
     pub write: bool,
@@ -225,15 +230,24 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
         (Some(Command::Corpus(args)), _) => corpus::run(&args, out),
         (None, path) => {
             let tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
+            if path.is_none() && cli.demo_reset {
+                let dir = crate::demo::default_corpus_dir();
+                crate::demo::ensure_corpus(&dir, true)
+                    .map_err(|e| anyhow::anyhow!("{}: cannot build the demo corpus: {e}", dir.display()))?;
+                if !tty {
+                    writeln!(out, "demo corpus rebuilt at {}", dir.display())?;
+                    return Ok(ExitCode::SUCCESS);
+                }
+            }
             if path.is_none() && (cli.list || !tty) {
                 return inventory::demo(&inventory::DemoArgs::default(), out);
             }
             let dir = match path {
                 Some(p) => p,
                 None => {
-                    let dir = crate::demo::default_dir();
-                    crate::demo::ensure(&dir, false).map_err(|e| {
-                        anyhow::anyhow!("{}: cannot build the demo store: {e}", dir.display())
+                    let dir = crate::demo::default_corpus_dir();
+                    crate::demo::ensure_corpus(&dir, cli.demo_reset).map_err(|e| {
+                        anyhow::anyhow!("{}: cannot build the demo corpus: {e}", dir.display())
                     })?;
                     dir
                 }

@@ -9,8 +9,8 @@ use std::time::Instant;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
 use super::effect::Effect;
-use super::state::{App, Compaction, Pending, Repair, Tab, TABS};
-use super::views::{self, store::StoreMove, triage::TriageMove};
+use super::state::{App, Compaction, Pending, Repair, Tab};
+use super::views::{self, corpus::CorpusMove, store::StoreMove, triage::TriageMove};
 use super::worker::{self, Msg};
 use crate::sparql::run::OutputFormat;
 
@@ -46,6 +46,8 @@ pub enum Action {
     },
     /// Plan the selected finding's repair.
     RepairSelected,
+    /// Read the corpus's chunks again.
+    Refresh,
     ClickRow(u16),
     /// The terminal's size: list pages and hex rows follow it.
     Resize {
@@ -70,6 +72,7 @@ pub fn bindings(app: &App) -> Vec<(&'static str, &'static str)> {
     }
     let mut b = vec![("Tab", "next view"), ("j/k", "move")];
     b.extend(match app.tab {
+        Tab::Corpus => views::corpus::bindings(),
         Tab::Store => views::store::bindings(),
         Tab::Triage => views::triage::bindings(app.write),
         Tab::Files => views::files::bindings(),
@@ -119,6 +122,7 @@ fn from_key(app: &App, k: KeyEvent) -> Option<Action> {
 /// The current view's own keys come first.
 fn view_key(app: &App, k: KeyEvent) -> Option<Action> {
     match app.tab {
+        Tab::Corpus => views::corpus::key(k),
         Tab::Store => views::store::key(k),
         Tab::Triage => views::triage::key(k),
         Tab::Files => views::files::key(k),
@@ -191,6 +195,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
 /// no use for it.
 fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
     let used = match app.tab {
+        Tab::Corpus => corpus_action(app, &action),
         Tab::Store => store_action(app, &action),
         Tab::Triage => triage_action(app, &action),
         Tab::Files => app.files.update(&action, &mut app.status),
@@ -209,8 +214,11 @@ fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
         Tab::Timeline => None,
     };
     if used.is_none() && matches!(action, Action::Back) {
-        if let Some(t) = app.back.pop() {
+        // Esc at the top of a chunk's views returns to its corpus.
+        let top = if app.corpus.is_some() { Some(Tab::Corpus) } else { None };
+        if let Some(t) = app.back.pop().or(top) {
             app.tab = t;
+            return entered(app);
         }
     }
     used.unwrap_or_default()
@@ -231,9 +239,10 @@ fn store_action(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
 }
 
 fn switch_tab(app: &mut App, forward: bool) -> Vec<Effect> {
-    let i = TABS.iter().position(|t| *t == app.tab).unwrap_or(0);
-    let n = TABS.len();
-    app.tab = TABS[if forward { (i + 1) % n } else { (i + n - 1) % n }];
+    let tabs = app.tabs();
+    let i = tabs.iter().position(|t| *t == app.tab).unwrap_or(0);
+    let n = tabs.len();
+    app.tab = tabs[if forward { (i + 1) % n } else { (i + n - 1) % n }];
     app.back.clear();
     entered(app)
 }
@@ -242,10 +251,51 @@ fn switch_tab(app: &mut App, forward: bool) -> Vec<Effect> {
 /// chunk the first time it is shown.
 fn entered(app: &mut App) -> Vec<Effect> {
     let unverified = app.triage.report().is_none() && app.triage.error.is_none();
-    if app.tab == Tab::Triage && unverified {
-        return start_verify(app, false);
+    match (app.tab, &app.corpus) {
+        (Tab::Triage, _) if unverified => start_verify(app, false),
+        (Tab::Corpus, Some(c)) => vec![Effect::ListCorpus(c.root.clone())],
+        _ => Vec::new(),
     }
-    Vec::new()
+}
+
+/// The corpus view's moves: Enter opens a chunk in the chunk views (not
+/// while work on the open one would be lost), `v` verifies every chunk.
+fn corpus_action(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
+    let corpus = app.corpus.as_mut()?;
+    Some(match corpus.update(action)? {
+        CorpusMove::Open(chunk) => {
+            if let Some(busy) = busy(app) {
+                app.status = format!("{busy}: wait for it before opening another chunk");
+                return Some(Vec::new());
+            }
+            app.status = format!("opened {}", chunk.display());
+            app.open_chunk(&chunk)
+        }
+        CorpusMove::Refresh => vec![Effect::ListCorpus(corpus.root.clone())],
+        CorpusMove::VerifyAll if corpus.verifying => {
+            app.status = "verify is already running".into();
+            Vec::new()
+        }
+        CorpusMove::VerifyAll => {
+            corpus.verifying = true;
+            app.status = "verifying every chunk…".into();
+            vec![Effect::VerifyCorpus(corpus.root.clone())]
+        }
+        CorpusMove::Nothing => Vec::new(),
+    })
+}
+
+/// Work whose result opening another chunk would drop.
+fn busy(app: &App) -> Option<&'static str> {
+    if app.compaction.is_some() {
+        Some("a compaction is running")
+    } else if app.query.running.is_some() {
+        Some("a query is running")
+    } else if app.corpus.as_ref().is_some_and(|c| c.verifying) {
+        Some("every chunk is being verified")
+    } else {
+        None
+    }
 }
 
 fn start_verify(app: &mut App, deep: bool) -> Vec<Effect> {
@@ -572,6 +622,19 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::Opened(Err(e), _) => app.status = e,
         Msg::VerifyProgress(done, all) => app.triage.progress(done, all),
         Msg::Verified(r) => verified(app, r.map(|r| *r)),
+        Msg::CorpusListed(r) => {
+            if let Some(c) = app.corpus.as_mut() {
+                c.listed(r);
+            }
+        }
+        Msg::CorpusVerified(statuses) => {
+            if let Some(c) = app.corpus.as_mut() {
+                c.verifying = false;
+                let bad = statuses.iter().filter(|(_, s)| s.errors > 0).count();
+                app.status = format!("verified {} chunks: {bad} with errors", statuses.len());
+                c.verified.extend(statuses);
+            }
+        }
         Msg::Planned(Ok(confirm)) => app.confirm = Some(confirm),
         Msg::Planned(Err(why)) => app.status = why,
         Msg::QueryDone(t) => query_done(app, t),
@@ -608,11 +671,13 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
 /// A decoded file arrives: the cursor goes to `at` (a finding's offset;
 /// one past the end, as for a file cut short, shows the last byte).
 fn opened(app: &mut App, mut d: super::state::Decoder, at: Option<u64>) {
-    app.status = format!("{}", d.path.display());
+    // The chunk's own files by their name in it: the offset stays in view.
+    let name = d.path.strip_prefix(&app.chunk).unwrap_or(&d.path).display().to_string();
+    app.status = name.clone();
     if let Some(at) = at {
         let last = (d.bytes.len() as u64).saturating_sub(1);
         match d.goto(at.min(last), app.screen) {
-            Ok(()) => app.status = format!("{} at byte {at} ({at:#x})", d.path.display()),
+            Ok(()) => app.status = format!("{name} at byte {at} ({at:#x})"),
             Err(why) => app.status = why,
         }
     }
@@ -626,6 +691,11 @@ fn verified(app: &mut App, r: Result<crate::triage::verify::Report, String>) {
         Ok(r) => format!("verify: {} errors, {} findings in all", r.errors(), r.findings.len()),
         Err(e) => format!("verify could not run: {e}"),
     };
+    if let (Ok(r), Some(c)) = (&r, app.corpus.as_mut()) {
+        let errors = r.errors();
+        let status = views::triage::FileStatus { errors, warnings: r.findings.len() - errors };
+        c.verified.insert(app.chunk.clone(), status);
+    }
     app.triage.finished(r);
 }
 

@@ -47,4 +47,8 @@ pub enum Effect {
     Verify {
         deep: bool,
     },
+    /// Find and summarise the chunks under a corpus root → `Msg::CorpusListed`.
+    ListCorpus(PathBuf),
+    /// Verify every chunk under a corpus root → `Msg::CorpusVerified`.
+    VerifyCorpus(PathBuf),
 }

@@ -10,6 +10,7 @@ use crate::format::kind::FileKind;
 use crate::store::versions::layout::{self, LOG};
 use crate::store::versions::Listing;
 
+pub use super::views::corpus::CorpusView;
 pub use super::views::decoder::Decoder;
 pub use super::views::files::FilesView;
 pub use super::views::log::LogView;
@@ -22,6 +23,8 @@ use crate::store::log::index::LogIndex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tab {
+    /// Only when the UI was opened on a corpus root.
+    Corpus,
     Store,
     Triage,
     Files,
@@ -37,6 +40,7 @@ pub const TABS: [Tab; 7] =
 impl Tab {
     pub fn title(self) -> &'static str {
         match self {
+            Tab::Corpus => "Corpus",
             Tab::Store => "Store",
             Tab::Triage => "Triage",
             Tab::Files => "Files",
@@ -122,7 +126,10 @@ pub struct Compaction {
 }
 
 pub struct App {
+    /// The chunk the chunk views show (the corpus root until one is opened).
     pub chunk: PathBuf,
+    /// Opened on a corpus root: its chunks, and which one is open.
+    pub corpus: Option<CorpusView>,
     pub write: bool,
     pub tab: Tab,
     /// Drill-down history for Esc: where the user came from.
@@ -171,6 +178,7 @@ impl App {
     pub fn new(chunk: &Path, write: bool) -> App {
         App {
             chunk: chunk.to_path_buf(),
+            corpus: None,
             write,
             tab: Tab::Store,
             back: Vec::new(),
@@ -201,11 +209,50 @@ impl App {
         }
     }
 
-    /// What to load first: the versions (then the selected one's files) and
-    /// the log's index.
+    /// The state for a corpus root: its list of chunks, nothing open yet.
+    pub fn for_corpus(root: &Path, write: bool) -> App {
+        let mut app = App::new(root, write);
+        app.corpus = Some(CorpusView::new(root.to_path_buf()));
+        app.tab = Tab::Corpus;
+        app
+    }
+
+    /// Whether the chunk views have a chunk to show.
+    pub fn has_chunk(&self) -> bool {
+        self.corpus.as_ref().is_none_or(|c| c.opened.is_some())
+    }
+
+    /// The tabs this session has: the corpus list first when there is one,
+    /// the chunk views once a chunk is open.
+    pub fn tabs(&self) -> Vec<Tab> {
+        let corpus = self.corpus.is_some().then_some(Tab::Corpus);
+        let chunk = if self.has_chunk() { &TABS[..] } else { &[] };
+        corpus.into_iter().chain(chunk.iter().copied()).collect()
+    }
+
+    /// What to load first: the corpus's chunks; or the versions (then the
+    /// selected one's files) and the log's index.
     pub fn startup(&mut self) -> Vec<super::effect::Effect> {
+        if let Some(c) = self.corpus.as_ref().filter(|c| c.opened.is_none()) {
+            return vec![super::effect::Effect::ListCorpus(c.root.clone())];
+        }
         self.refreshing = true;
         vec![super::effect::Effect::ListVersions, super::effect::Effect::IndexLog]
+    }
+
+    /// Shows `chunk` in the chunk views, everything read of the previous
+    /// one dropped; returns what to load.
+    pub fn open_chunk(&mut self, chunk: &Path) -> Vec<super::effect::Effect> {
+        let Some(corpus) = self.corpus.take() else { return Vec::new() };
+        let (write, monochrome, screen) = (self.write, self.monochrome, self.screen);
+        let query_text = std::mem::take(&mut self.query.text);
+        let history = std::mem::take(&mut self.query.history);
+        *self = App::new(chunk, write);
+        self.corpus = Some(CorpusView { opened: Some(chunk.to_path_buf()), ..corpus });
+        (self.monochrome, self.screen) = (monochrome, screen);
+        (self.query.text, self.query.history) = (query_text, history);
+        self.back = vec![Tab::Corpus];
+        self.startup()
     }
 
     pub fn log_path(&self) -> PathBuf {

@@ -14,7 +14,9 @@ use spargebra::SparqlParser;
 use super::effect::Effect;
 use super::load;
 use super::state::{App, Confirm, Decoder, Observed, Pending, QueryTable, Repair, VersionDetails};
+use super::views::triage::FileStatus;
 use crate::compact::{self, CompactOptions, CompactProgress};
+use crate::corpus::{self, ChunkSummary};
 use crate::sparql::dataset::StoreDataset;
 use crate::sparql::limits::{on_request_stack, spawn_request_thread};
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
@@ -45,6 +47,9 @@ pub enum Msg {
     /// Row groups read, of those to read, by a running verify.
     VerifyProgress(u64, u64),
     Verified(Result<Box<Report>, String>),
+    CorpusListed(Result<Vec<ChunkSummary>, String>),
+    /// Each chunk's errors and warnings.
+    CorpusVerified(Vec<(PathBuf, FileStatus)>),
     /// A plan to confirm, or why there is nothing to confirm.
     Planned(Result<Confirm, String>),
     QueryDone(QueryTable),
@@ -107,6 +112,8 @@ pub fn perform(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
         Effect::PlanRepair(kind) => Msg::Planned(plan_repair(chunk, kind)),
         Effect::Repair(kind) => Msg::Wrote(repair(chunk, &kind)),
         Effect::Verify { deep } => Msg::Verified(verify_chunk(chunk, deep, tx)),
+        Effect::ListCorpus(root) => Msg::CorpusListed(list_corpus(&root)),
+        Effect::VerifyCorpus(root) => Msg::CorpusVerified(verify_corpus(&root)),
     };
     let _ = tx.send(msg);
 }
@@ -123,9 +130,10 @@ pub fn spawn_watcher(chunk: PathBuf, tx: Sender<Msg>) {
 
 /// Forwards terminal events into the loop's channel, so one `recv` waits
 /// for input and workers alike.
-pub fn spawn_input(tx: Sender<Msg>) {
+pub fn spawn_input(tx: std::sync::Arc<std::sync::Mutex<Sender<Msg>>>) {
     std::thread::spawn(move || {
         while let Ok(ev) = ratatui::crossterm::event::read() {
+            let Ok(tx) = tx.lock() else { return };
             if tx.send(Msg::Input(ev)).is_err() {
                 return;
             }
@@ -191,6 +199,27 @@ fn verify_chunk(chunk: &Path, deep: bool, tx: &Sender<Msg>) -> Result<Box<Report
     };
     let opts = VerifyOptions { deep, progress: Some(&progress), ..VerifyOptions::default() };
     verify::verify(chunk, opts).map(Box::new).map_err(|e| e.to_string())
+}
+
+/// The chunks under `root`, as `corpus list` summarises them.
+fn list_corpus(root: &Path) -> Result<Vec<ChunkSummary>, String> {
+    let chunks = corpus::find_chunks(root, corpus::DEFAULT_DEPTH).map_err(|e| e.to_string())?;
+    Ok(chunks.iter().map(|c| corpus::summarize(root, c)).collect())
+}
+
+/// `corpus verify` of every chunk (two at a time), counted per chunk; a
+/// chunk verify could not run on counts as one error.
+fn verify_corpus(root: &Path) -> Vec<(PathBuf, FileStatus)> {
+    let Ok(chunks) = corpus::find_chunks(root, corpus::DEFAULT_DEPTH) else { return Vec::new() };
+    let reports = corpus::verify_all(root, &chunks, VerifyOptions::default(), 2);
+    let counted = reports.into_iter().map(|r| match r.outcome {
+        corpus::ChunkOutcome::Report(report) => {
+            let errors = report.errors();
+            FileStatus { errors, warnings: report.findings.len() - errors }
+        }
+        corpus::ChunkOutcome::Failed(_) => FileStatus { errors: 1, warnings: 0 },
+    });
+    chunks.into_iter().zip(counted).collect()
 }
 
 fn query_table(chunk: &Path, text: &str, token: CancellationToken) -> QueryTable {

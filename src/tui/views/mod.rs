@@ -4,6 +4,7 @@
 //! draws the frame around them (tabs and breadcrumb, status line, keybar)
 //! and the overlays.
 
+pub mod corpus;
 pub mod decoder;
 pub mod files;
 pub mod log;
@@ -19,7 +20,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs, Wrap};
 use ratatui::Frame;
 
 use super::action::bindings;
-use super::state::{App, Check, Tab, TABS};
+use super::state::{App, Check, Tab};
 use crate::format::span::Role;
 
 /// Takes the colours out of a drawn frame. A cell whose background was
@@ -45,6 +46,11 @@ pub fn render(f: &mut Frame, app: &App) {
     .areas(f.area());
     render_tabs(f, top, app);
     match app.tab {
+        Tab::Corpus => {
+            if let Some(c) = &app.corpus {
+                corpus::render(f, main, c);
+            }
+        }
         Tab::Store => store::render(f, main, app),
         Tab::Triage => triage::render(f, main, app),
         Tab::Files => files::render(f, main, app),
@@ -100,11 +106,12 @@ pub fn list_rows(area: Rect) -> usize {
 }
 
 fn render_tabs(f: &mut Frame, area: Rect, app: &App) {
-    let titles: Vec<Line> = TABS.iter().map(|t| Line::from(t.title())).collect();
-    let sel = TABS.iter().position(|t| *t == app.tab).unwrap_or(0);
-    let [tabs, crumb] =
-        Layout::horizontal([Constraint::Min(40), Constraint::Length(area.width.saturating_sub(62))])
-            .areas(area);
+    let shown = app.tabs();
+    let titles: Vec<Line> = shown.iter().map(|t| Line::from(t.title())).collect();
+    let sel = shown.iter().position(|t| *t == app.tab).unwrap_or(0);
+    // Each title is padded by a space either side, with a divider between.
+    let tabs_w: u16 = shown.iter().map(|t| t.title().chars().count() as u16 + 3).sum();
+    let [tabs, crumb] = Layout::horizontal([Constraint::Length(tabs_w), Constraint::Min(0)]).areas(area);
     f.render_widget(
         Tabs::new(titles)
             .select(sel)
@@ -115,7 +122,17 @@ fn render_tabs(f: &mut Frame, area: Rect, app: &App) {
     let mut path: Vec<String> = app.back.iter().map(|t| t.title().to_string()).collect();
     path.push(app.tab.title().to_string());
     let mode = if app.write { "rw" } else { "ro" };
-    let name = app.chunk.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let file_name = |p: &std::path::Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = match &app.corpus {
+        Some(c) if app.has_chunk() => {
+            format!(
+                "{}/{}",
+                file_name(&c.root).unwrap_or_default(),
+                crate::corpus::chunk_name(&c.root, &app.chunk)
+            )
+        }
+        _ => file_name(&app.chunk).unwrap_or_default(),
+    };
     // Narrow terminals keep the mode and the drill-down path, not the name.
     let text = if area.width >= 100 {
         format!("[{mode}] {name} › {}", path.join(" › "))

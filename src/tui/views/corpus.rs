@@ -1,0 +1,183 @@
+//! The corpus: every chunk under the root `cottas-tui ROOT` was given, one
+//! row each (current version, quads, pending batches and log bytes, debris,
+//! last verify, whether it opens), as `corpus list` sees them. Enter opens
+//! a chunk in the chunk views; Esc from there comes back here.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use humansize::{format_size, BINARY};
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Row, Table};
+use ratatui::Frame;
+
+use super::selected;
+use super::triage::FileStatus;
+use crate::corpus::ChunkSummary;
+use crate::tui::action::Action;
+
+/// The corpus root, its chunks as a worker summarised them, the selected
+/// one, and what verify found in each this session.
+#[derive(Debug)]
+pub struct CorpusView {
+    pub root: PathBuf,
+    pub chunks: Option<Vec<ChunkSummary>>,
+    pub error: Option<String>,
+    pub sel: usize,
+    /// Errors and warnings of the last verify of each chunk (by path).
+    pub verified: HashMap<PathBuf, FileStatus>,
+    /// Every chunk is being verified.
+    pub verifying: bool,
+    /// The chunk the chunk views show.
+    pub opened: Option<PathBuf>,
+}
+
+/// What the corpus view asks of the app.
+pub enum CorpusMove {
+    Open(PathBuf),
+    Refresh,
+    VerifyAll,
+    Nothing,
+}
+
+pub fn bindings() -> Vec<(&'static str, &'static str)> {
+    vec![("Enter", "open chunk"), ("v", "verify all"), ("R", "refresh")]
+}
+
+pub fn key(k: KeyEvent) -> Option<Action> {
+    match k.code {
+        KeyCode::Char('v') => Some(Action::Verify { deep: false }),
+        KeyCode::Char('R') => Some(Action::Refresh),
+        _ => None,
+    }
+}
+
+impl CorpusView {
+    pub fn new(root: PathBuf) -> CorpusView {
+        CorpusView {
+            root,
+            chunks: None,
+            error: None,
+            sel: 0,
+            verified: HashMap::new(),
+            verifying: false,
+            opened: None,
+        }
+    }
+
+    pub fn listed(&mut self, r: Result<Vec<ChunkSummary>, String>) {
+        match r {
+            Ok(chunks) => {
+                self.sel = self.sel.min(chunks.len().saturating_sub(1));
+                self.chunks = Some(chunks);
+                self.error = None;
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// The corpus view's part of an action; `None` when it is not its own.
+    pub fn update(&mut self, action: &Action) -> Option<CorpusMove> {
+        let n = self.chunks.as_ref().map_or(0, Vec::len);
+        match action {
+            Action::Up(k) => self.sel = super::move_sel(self.sel, n, -(*k as isize)),
+            Action::Down(k) => self.sel = super::move_sel(self.sel, n, *k as isize),
+            Action::Top => self.sel = 0,
+            Action::Bottom => self.sel = n.saturating_sub(1),
+            Action::ClickRow(row) => match super::list_index(*row, 0) {
+                Some(i) if i < n => self.sel = i,
+                _ => return None,
+            },
+            Action::Enter => {
+                let chunk = self.chunks.as_ref()?.get(self.sel)?;
+                return Some(CorpusMove::Open(chunk.path.clone()));
+            }
+            Action::Refresh => return Some(CorpusMove::Refresh),
+            Action::Verify { .. } => return Some(CorpusMove::VerifyAll),
+            _ => return None,
+        }
+        Some(CorpusMove::Nothing)
+    }
+}
+
+fn or_dash<T: ToString>(v: Option<T>) -> String {
+    v.map_or("–".into(), |v| v.to_string())
+}
+
+fn verify_cell(status: Option<FileStatus>) -> Span<'static> {
+    match status {
+        None => Span::styled("not run", Style::new().add_modifier(Modifier::DIM)),
+        Some(s) => s.cell(),
+    }
+}
+
+fn status_cell(s: &ChunkSummary) -> Span<'static> {
+    if s.status == "ok" {
+        Span::styled("ok", Style::new().fg(Color::Green))
+    } else {
+        Span::styled(s.status.clone(), Style::new().fg(Color::Red).add_modifier(Modifier::BOLD))
+    }
+}
+
+fn chunk_row(c: &ChunkSummary, verified: Option<FileStatus>) -> Row<'static> {
+    let pending = match (c.pending_batches, c.shadowed_batches) {
+        (Some(p), Some(s)) if s > 0 => format!("{p} (+{s} shadowed)"),
+        (p, _) => or_dash(p),
+    };
+    let debris = if c.debris == 0 {
+        Line::from("–")
+    } else {
+        Line::styled(c.debris.to_string(), Style::new().fg(Color::Yellow))
+    };
+    Row::new(vec![
+        Line::from(c.name.clone()),
+        Line::from(or_dash(c.current.as_deref())),
+        Line::from(or_dash(c.base_quads)),
+        Line::from(pending),
+        Line::from(format_size(c.log_bytes, BINARY)),
+        debris,
+        Line::from(verify_cell(verified)),
+        Line::from(status_cell(c)),
+    ])
+}
+
+pub fn render(f: &mut Frame, area: Rect, view: &CorpusView) {
+    let chunks = view.chunks.as_deref().unwrap_or_default();
+    let rows: Vec<Row> = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let row = chunk_row(c, view.verified.get(&c.path).copied());
+            if i == view.sel {
+                row.style(selected())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let longest = chunks.iter().map(|c| c.name.chars().count()).max().unwrap_or(5) as u16;
+    let widths = [
+        Constraint::Length(longest.clamp(5, area.width / 4)),
+        Constraint::Length(7),
+        Constraint::Length(11),
+        Constraint::Length(9),
+        Constraint::Length(10),
+        Constraint::Length(6),
+        Constraint::Length(11),
+        Constraint::Min(6),
+    ];
+    let header = Row::new(["chunk", "current", "quads", "pending", "log", "debris", "verify", "status"])
+        .style(Style::new().add_modifier(Modifier::BOLD));
+    let title = match (&view.error, &view.chunks) {
+        (Some(e), _) => format!("Corpus {}: {e}", view.root.display()),
+        (None, None) => format!("Corpus {}: listing…", view.root.display()),
+        (None, Some(c)) => format!("Corpus {} — {} chunks", view.root.display(), c.len()),
+    };
+    f.render_widget(
+        Table::new(rows, widths).header(header).block(Block::default().borders(Borders::ALL).title(title)),
+        area,
+    );
+}
