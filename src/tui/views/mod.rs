@@ -65,7 +65,7 @@ pub fn render(f: &mut Frame, app: &App) {
         render_help(f, app);
     }
     if let Some(c) = &app.confirm {
-        let area = centered(f.area(), 70, 14);
+        let area = confirm_area(f.area(), &c.text);
         f.render_widget(Clear, area);
         let block = Block::default()
             .borders(Borders::ALL)
@@ -192,6 +192,17 @@ fn render_help(f: &mut Frame, app: &App) {
     lines.push(Line::from("  any key closes this help"));
     let block = Block::default().borders(Borders::ALL).title("Help");
     f.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// A dialog as wide as its longest line (paths are long; a wide terminal
+/// shows them whole), as tall as its text once wrapped, within the screen.
+fn confirm_area(screen: Rect, text: &str) -> Rect {
+    let longest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0) as u16;
+    let w = (longest + 2).clamp(50, screen.width.saturating_sub(4).max(50));
+    let inner = w.saturating_sub(2).max(1) as usize;
+    let rows: usize = text.lines().map(|l| l.chars().count().div_ceil(inner).max(1)).sum();
+    // One row of slack: words wrap, not characters.
+    centered(screen, w, rows as u16 + 3)
 }
 
 pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
