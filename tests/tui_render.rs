@@ -39,6 +39,14 @@ fn act(app: &mut App, action: Action) {
     worker::settle(app, effects);
 }
 
+/// A key pressed as the terminal reports it: mapped by the current view.
+fn press(app: &mut App, code: KeyCode) {
+    let ev = ratatui::crossterm::event::Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+    if let Some(action) = action::from_event(app, ev) {
+        act(app, action);
+    }
+}
+
 fn command(app: &mut App, line: &str) {
     let effects = action::run_command(app, line);
     worker::settle(app, effects);
@@ -410,13 +418,6 @@ fn a_change_seen_by_the_watcher_reloads_versions_and_log() {
 /// first folds an expanded batch, the decoder's Esc goes back to Files.
 #[test]
 fn each_view_handles_its_own_keys() {
-    use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-    let press = |a: &mut App, code: KeyCode| {
-        let ev = Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
-        if let Some(action) = action::from_event(a, ev) {
-            act(a, action);
-        }
-    };
     let (_d, store) = demo_store();
     let mut a = app(&store, false);
     a.tab = Tab::Query;
@@ -757,4 +758,61 @@ fn the_demo_corpus_has_something_for_every_view() {
     worker::settle(&mut a, effects);
     let t = text(&draw(&a, 100, 24));
     assert!(t.contains("3 chunks") && t.contains("log tail damaged"), "{t}");
+}
+
+/// Results for people: IRIs under the query's PREFIXes and the result's own
+/// namespaces (named in a legend line), `a` shows them whole; h/l scroll the
+/// columns sideways when they do not fit; Enter shows the selected row with
+/// every cell whole, Esc closes it.
+#[test]
+fn the_query_view_abbreviates_scrolls_and_shows_a_row_whole() {
+    use ratatui::crossterm::event::Event;
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    command(
+        &mut a,
+        ":query PREFIX foaf: <http://xmlns.com/foaf/0.1/> SELECT ?person ?name ?g ?extra WHERE { GRAPH ?g { ?person foaf:name ?name } BIND(?person AS ?extra) } ORDER BY ?name",
+    );
+    press(&mut a, KeyCode::Enter);
+    let rows = a.query.result.as_ref().unwrap().rows.len();
+    assert!(rows >= 2, "{rows}");
+    let t = text(&draw(&a, 100, 24));
+    assert!(t.contains("people:ada") && t.contains("graph:people"), "{t}");
+    assert!(t.contains("people: <https://demo.cottas.example/people/>"), "the legend: {t}");
+    assert!(!t.contains("<https://demo.cottas.example/people/ada>"), "{t}");
+
+    press(&mut a, KeyCode::Char('a'));
+    let t = text(&draw(&a, 100, 24));
+    assert!(t.contains("<https://demo.cottas.example/people/ada>"), "whole IRIs: {t}");
+    press(&mut a, KeyCode::Char('a'));
+
+    // At 60 columns the four do not fit: l shows the later ones.
+    // The table's header row (the query text above names every variable).
+    let header = |t: &str| {
+        let mut lines = t.lines().skip_while(|l| !l.contains("Results — "));
+        lines.nth(1).unwrap().to_string()
+    };
+    let t = text(&draw(&a, 60, 24));
+    assert!(header(&t).contains("?person") && !header(&t).contains("?extra"), "{t}");
+    assert!(t.contains("columns 1-") && t.contains("→"), "{t}");
+    press(&mut a, KeyCode::Char('l'));
+    press(&mut a, KeyCode::Char('l'));
+    let t = text(&draw(&a, 60, 24));
+    assert!(!header(&t).contains("?person") && header(&t).contains("?extra"), "{t}");
+    assert!(t.contains("←"), "{t}");
+    press(&mut a, KeyCode::Char('h'));
+    press(&mut a, KeyCode::Char('h'));
+
+    press(&mut a, KeyCode::Char('j'));
+    press(&mut a, KeyCode::Enter);
+    assert!(a.query.detail);
+    let selected = a.query.result.as_ref().unwrap().rows[1].clone();
+    let t = text(&draw(&a, 100, 24));
+    assert!(t.contains(&format!("Row 2 of {rows}")), "{t}");
+    assert!(t.contains(&selected[0]), "the whole IRI {:?}: {t}", selected[0]);
+    press(&mut a, KeyCode::Esc);
+    assert!(!a.query.detail && a.tab == Tab::Query);
+    // Ctrl-R runs again with a result on screen; Enter no longer does.
+    let ev = Event::Key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
+    assert!(matches!(action::from_event(&a, ev), Some(Action::RunQuery)));
 }

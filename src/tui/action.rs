@@ -48,6 +48,8 @@ pub enum Action {
     RepairSelected,
     /// Read the corpus's chunks again.
     Refresh,
+    /// Results: IRIs under prefixes, or whole.
+    ToggleIris,
     ClickRow(u16),
     /// The terminal's size: list pages and hex rows follow it.
     Resize {
@@ -711,6 +713,8 @@ fn query_done(app: &mut App, t: super::state::QueryTable) {
         }
     };
     app.query.scroll = 0;
+    app.query.col = 0;
+    app.query.prefixes = views::prefixes::for_result(&app.query.text, &t.rows);
     app.query.result = Some(t);
 }
 

@@ -8,6 +8,7 @@ pub mod corpus;
 pub mod decoder;
 pub mod files;
 pub mod log;
+pub mod prefixes;
 pub mod query;
 pub mod store;
 pub mod timeline;

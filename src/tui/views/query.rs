@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::prefixes::Prefixes;
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
 use crate::tui::state::{App, QueryTable};
@@ -24,7 +25,15 @@ pub struct QueryState {
     pub history_pos: Option<usize>,
     pub running: Option<(Instant, spareval::CancellationToken)>,
     pub result: Option<QueryTable>,
+    /// The selected result row.
     pub scroll: usize,
+    /// The first result column shown (h/l scroll sideways).
+    pub col: usize,
+    /// The selected row's cells shown whole.
+    pub detail: bool,
+    /// IRIs shown whole instead of under prefixes.
+    pub full_iris: bool,
+    pub prefixes: Prefixes,
 }
 
 pub fn bindings(q: &QueryState) -> Vec<(&'static str, &'static str)> {
@@ -32,6 +41,15 @@ pub fn bindings(q: &QueryState) -> Vec<(&'static str, &'static str)> {
         vec![("Esc", "stop editing"), ("Ctrl-R", "run"), ("Ctrl-P/N", "history")]
     } else if q.running.is_some() {
         vec![("Ctrl-C", "cancel")]
+    } else if q.result.is_some() {
+        vec![
+            ("Enter", "row"),
+            ("h/l", "columns"),
+            ("a", "prefixes"),
+            ("Ctrl-R", "run"),
+            ("i", "edit"),
+            (":export F", "save"),
+        ]
     } else {
         vec![("i", "edit"), ("Enter", "run"), ("Ctrl-P/N", "history"), (":export F", "save")]
     }
@@ -42,12 +60,14 @@ pub fn bindings(q: &QueryState) -> Vec<(&'static str, &'static str)> {
 pub fn key(q: &QueryState, k: KeyEvent) -> Option<Action> {
     let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
     Some(match (k.code, ctrl) {
-        (KeyCode::Char('r'), true) if q.editing => Action::RunQuery,
+        (KeyCode::Char('r'), true) => Action::RunQuery,
         (KeyCode::Char('p'), true) => Action::HistoryPrev,
         (KeyCode::Char('n'), true) => Action::HistoryNext,
         _ if q.editing => Action::EditKey(k),
-        (KeyCode::Enter, _) => Action::RunQuery,
+        // With a result on screen Enter shows the selected row whole.
+        (KeyCode::Enter, _) if q.result.is_none() => Action::RunQuery,
         (KeyCode::Char('i'), _) => Action::StartEdit,
+        (KeyCode::Char('a'), _) if q.result.is_some() => Action::ToggleIris,
         _ => return None,
     })
 }
@@ -61,6 +81,11 @@ impl QueryState {
             Action::Down(k) => self.scroll = super::move_sel(self.scroll, n, *k as isize),
             Action::Top => self.scroll = 0,
             Action::Bottom => self.scroll = n.saturating_sub(1),
+            Action::Left => self.col = self.col.saturating_sub(1),
+            Action::Right => self.col = (self.col + 1).min(self.columns().saturating_sub(1)),
+            Action::Enter if self.result.is_some() => self.detail = !self.detail,
+            Action::Back if self.detail => self.detail = false,
+            Action::ToggleIris => self.full_iris = !self.full_iris,
             Action::StartEdit => self.editing = true,
             Action::EditKey(k) => self.edit(*k),
             Action::HistoryPrev => self.history(true),
@@ -75,6 +100,19 @@ impl QueryState {
             _ => return None,
         }
         Some(Vec::new())
+    }
+
+    fn columns(&self) -> usize {
+        self.result.as_ref().map_or(0, |r| r.vars.len())
+    }
+
+    /// A cell as the table shows it.
+    pub fn shown(&self, cell: &str) -> String {
+        if self.full_iris {
+            cell.to_string()
+        } else {
+            super::prefixes::abbreviate(cell, &self.prefixes)
+        }
     }
 
     fn edit(&mut self, k: KeyEvent) {
@@ -165,20 +203,113 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         );
         return;
     }
-    let n = list_rows(results);
-    let rows: Vec<Row> = r.rows.iter().skip(q.scroll).take(n).map(|row| Row::new(row.clone())).collect();
-    let widths: Vec<Constraint> =
-        r.vars.iter().map(|_| Constraint::Ratio(1, r.vars.len().max(1) as u32)).collect();
-    let header =
-        Row::new(r.vars.iter().map(|v| format!("?{v}"))).style(Style::new().add_modifier(Modifier::BOLD));
+    render_table(f, results, q, r);
+    if q.detail {
+        render_detail(f, results, q, r);
+    }
+}
+
+/// Column widths for the columns from `first` on: each as wide as its
+/// widest shown cell (up to a cap), the last taking what is left.
+fn column_widths(cells: &[Vec<String>], vars: &[String], first: usize, width: u16) -> Vec<u16> {
+    const CAP: usize = 60;
+    let mut widths = Vec::new();
+    let mut used = 0u16;
+    for c in first..vars.len() {
+        let widest =
+            cells.iter().map(|row| row[c].chars().count()).chain([vars[c].len() + 1]).max().unwrap_or(4);
+        let w = widest.clamp(4, CAP) as u16;
+        if used + w > width && !widths.is_empty() {
+            break;
+        }
+        widths.push(w.min(width.saturating_sub(used)));
+        used = used.saturating_add(w + 1);
+    }
+    widths
+}
+
+fn render_table(f: &mut Frame, area: Rect, q: &QueryState, r: &QueryTable) {
+    let [legend, table] = Layout::vertical([Constraint::Length(1), Constraint::Min(2)]).areas(area);
+    let n = list_rows(table).max(1);
+    let top = q.scroll.saturating_sub(n - 1);
+    let shown: Vec<Vec<String>> =
+        r.rows.iter().skip(top).take(n).map(|row| row.iter().map(|c| q.shown(c)).collect()).collect();
+    let first = q.col.min(r.vars.len().saturating_sub(1));
+    let widths = column_widths(&shown, &r.vars, first, table.width.saturating_sub(2));
+    let last = first + widths.len();
+    let rows: Vec<Row> = shown
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let row = Row::new(row[first..last].to_vec());
+            if top + i == q.scroll {
+                row.style(super::selected())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let header = Row::new(r.vars[first..last].iter().map(|v| format!("?{v}")))
+        .style(Style::new().add_modifier(Modifier::BOLD));
+    let more = match (first > 0, last < r.vars.len()) {
+        (false, false) => String::new(),
+        (l, m) => format!(
+            " {}columns {}-{} of {}{}",
+            if l { "← " } else { "" },
+            first + 1,
+            last,
+            r.vars.len(),
+            if m { " →" } else { "" }
+        ),
+    };
     let title = format!(
-        "Results — {} rows in {:.1} ms (row {})",
+        "Results — {} rows in {:.1} ms (row {}){more}",
         r.rows.len(),
         r.elapsed.as_secs_f64() * 1e3,
         q.scroll + 1
     );
+    let constraints: Vec<Constraint> = widths.iter().map(|w| Constraint::Length(*w)).collect();
     f.render_widget(
-        Table::new(rows, widths).header(header).block(Block::default().borders(Borders::ALL).title(title)),
-        results,
+        Table::new(rows, constraints)
+            .header(header)
+            .block(Block::default().borders(Borders::ALL).title(title)),
+        table,
+    );
+    f.render_widget(Paragraph::new(legend_line(q)), legend);
+}
+
+/// The prefixes named here (the query's own are in its text), so a short
+/// name is never a mystery.
+fn legend_line(q: &QueryState) -> Line<'static> {
+    let dim = Style::new().add_modifier(Modifier::DIM);
+    if q.full_iris {
+        return Line::styled("IRIs whole (a: prefixes)", dim);
+    }
+    if q.prefixes.auto.is_empty() {
+        return Line::styled("a: IRIs whole", dim);
+    }
+    let names: Vec<String> = q.prefixes.auto.iter().map(|(p, ns)| format!("{p}: <{ns}>")).collect();
+    Line::styled(names.join("  "), dim)
+}
+
+/// The selected row, every cell whole and wrapped, over the table.
+fn render_detail(f: &mut Frame, area: Rect, q: &QueryState, r: &QueryTable) {
+    let Some(row) = r.rows.get(q.scroll) else { return };
+    let mut lines = Vec::new();
+    for (var, cell) in r.vars.iter().zip(row) {
+        lines.push(Line::styled(format!("?{var}"), Style::new().add_modifier(Modifier::BOLD)));
+        lines.push(Line::from(format!("  {cell}")));
+    }
+    let area = area.inner(ratatui::layout::Margin { horizontal: 2, vertical: 1 });
+    f.render_widget(ratatui::widgets::Clear, area);
+    f.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            Block::default().borders(Borders::ALL).title(format!(
+                "Row {} of {} (Enter or Esc closes)",
+                q.scroll + 1,
+                r.rows.len()
+            )),
+        ),
+        area,
     );
 }
