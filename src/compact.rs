@@ -25,6 +25,8 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::format::deltalog::{self, Batch};
@@ -48,11 +50,28 @@ pub struct CompactOptions {
     /// Bytes of rows a fold may hold when the base is not in SPOG order and
     /// must be re-sorted; beyond it, sorted runs spill to the version's temp dir.
     pub memory_limit: usize,
+    /// Set from another thread to stop: honoured until the new version is
+    /// published (its temp dir is removed, nothing is flipped), not after.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl CompactOptions {
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// `Err(Cancelled)` once cancellation was asked for.
+    fn check_cancel(&self, chunk: &Path) -> Result<(), StoreError> {
+        if self.cancelled() {
+            return Err(StoreError::Cancelled { path: chunk.to_path_buf() });
+        }
+        Ok(())
+    }
 }
 
 impl Default for CompactOptions {
     fn default() -> Self {
-        CompactOptions { base: BaseOptions::default(), wait: None, memory_limit: 1 << 30 }
+        CompactOptions { base: BaseOptions::default(), wait: None, memory_limit: 1 << 30, cancel: None }
     }
 }
 
@@ -266,6 +285,7 @@ pub fn compact(
         epochs,
     };
     progress(&event(CompactPhase::Planning, 0, 0, 0));
+    opts.check_cancel(chunk)?;
 
     // What killed compactions left behind (their processes are gone).
     crate::store::versions::remove_dead_debris(chunk)?;
@@ -279,17 +299,30 @@ pub fn compact(
         Ok(w) => w,
         Err(e) => {
             let _ = fs::remove_dir_all(&tmp);
-            return Err(e);
+            return Err(match e {
+                StoreError::Cancelled { .. } => StoreError::Cancelled { path: chunk.to_path_buf() },
+                e => e,
+            });
         }
     };
     progress(&event(CompactPhase::Indexing, written.rows, written.rows, written.base_bytes));
-    write_synced(&tmp.join(MARKER), &epoch::encode(&EpochMarker::new(plan.new_marker)))
-        .map_err(|e| StoreError::io(&tmp.join(MARKER), e))?;
-    write_summary(&tmp, &plan, &written)?;
-    sync_dir(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+    let finished = write_synced(&tmp.join(MARKER), &epoch::encode(&EpochMarker::new(plan.new_marker)))
+        .map_err(|e| StoreError::io(&tmp.join(MARKER), e))
+        .and_then(|()| write_summary(&tmp, &plan, &written))
+        .and_then(|()| sync_dir(&tmp).map_err(|e| StoreError::io(&tmp, e)));
+    if let Err(e) = finished {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
 
     progress(&event(CompactPhase::Publishing, written.rows, written.rows, written.base_bytes));
     debug_pause("compact-before-publish");
+    // The last moment a cancel is honoured: after the rename the version
+    // exists, and stopping would leave it unflipped.
+    if let Err(e) = opts.check_cancel(chunk) {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
     let version_dir = chunk.join(&plan.to_version);
     if version_dir.exists() {
         let _ = fs::remove_dir_all(&tmp);
@@ -476,6 +509,7 @@ fn fold_sorted(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Result<O
                 return Ok(false);
             }
             seen_one = true;
+            opts.check_cancel(dir)?;
             for (c, cell) in last.iter_mut().zip(row) {
                 c.clear();
                 c.extend_from_slice(cell);
@@ -505,7 +539,10 @@ fn fold_by_sorting(fold: &Fold, progress: &mut dyn FnMut(u64, u64, u64)) -> Resu
     let mut sorter = Sorter::new(opts.memory_limit / 2, spill);
     each_base_row(
         store,
-        |row| sorter.push(row).map_err(spill_err).map(|()| true),
+        |row| {
+            opts.check_cancel(dir)?;
+            sorter.push(row).map_err(spill_err).map(|()| true)
+        },
         |_| progress(0, total, 0),
     )?;
     let mut sink = VersionSink::create(dir, spill, &opts.base, opts.memory_limit / 4)?;

@@ -372,3 +372,63 @@ fn a_large_mixed_log_folds_into_the_view_under_a_tiny_memory_limit() {
     let report = cottas_tui::triage::verify::verify(&chunks[0], Default::default()).unwrap();
     assert!(report.is_clean(), "{:?}", report.findings);
 }
+
+/// Every file under `dir` (symlinks as their target) with its bytes: what
+/// "exactly as it was" is compared on.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(dir).unwrap().to_path_buf();
+        if e.path_is_symlink() {
+            out.push((rel, std::fs::read_link(e.path()).unwrap().into_os_string().into_encoded_bytes()));
+        } else if e.file_type().is_file() {
+            out.push((rel, std::fs::read(e.path()).unwrap()));
+        }
+    }
+    out
+}
+
+/// A cancel asked for at any phase before the new version is published
+/// stops the compaction with `Cancelled` and leaves the chunk exactly as it
+/// was (no temp dir, nothing flipped); asked for after, it is too late and
+/// the compaction completes.
+#[test]
+fn a_cancelled_compaction_leaves_the_chunk_exactly_as_it_was() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    for at in
+        [CompactPhase::Planning, CompactPhase::Folding, CompactPhase::Indexing, CompactPhase::Publishing]
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let chunk = sample_store(dir.path());
+        apply(&chunk, CHANGES);
+        let before = tree(&chunk);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let opts = CompactOptions { cancel: Some(cancel.clone()), ..CompactOptions::default() };
+        let r = compact::compact(&chunk, &opts, |p| {
+            if p.phase == at {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        });
+        let e = r.expect_err("cancelled");
+        assert!(
+            matches!(&e, cottas_tui::store::StoreError::Cancelled { path } if path == &chunk),
+            "{at:?}: {e}"
+        );
+        assert!(e.to_string().contains("cancelled; nothing was changed"), "{e}");
+        assert_eq!(tree(&chunk), before, "{at:?}: the chunk is exactly as it was");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = sample_store(dir.path());
+    apply(&chunk, CHANGES);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let opts = CompactOptions { cancel: Some(cancel.clone()), ..CompactOptions::default() };
+    compact::compact(&chunk, &opts, |p| {
+        if p.phase == CompactPhase::Swapping {
+            cancel.store(true, Ordering::Relaxed);
+        }
+    })
+    .expect("too late to cancel: it completes");
+    assert_eq!(std::fs::read_link(chunk.join("current")).unwrap(), Path::new("v2"));
+}

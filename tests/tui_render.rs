@@ -816,3 +816,36 @@ fn the_query_view_abbreviates_scrolls_and_shows_a_row_whole() {
     let ev = Event::Key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
     assert!(matches!(action::from_event(&a, ev), Some(Action::RunQuery)));
 }
+
+/// `x` (or Ctrl-C) during a compaction started from the UI stops it: the
+/// status says nothing was changed, and nothing was: no new version, the
+/// same `current`, the same log.
+#[test]
+fn a_compaction_cancelled_from_the_ui_changes_nothing() {
+    let (_d, store) = demo_store();
+    let log_before = std::fs::read(store.join("data.deltalog")).unwrap();
+    let mut a = app(&store, true);
+    command(&mut a, ":compact");
+    assert!(a.confirm.as_ref().is_some_and(|c| c.title == "Compact?"));
+    let effects = action::update(&mut a, Action::ConfirmYes);
+    assert!(a.compaction.is_some());
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.contains("x  cancel compaction"), "the keybar while compacting: {t}");
+    let ctrl_c =
+        ratatui::crossterm::event::Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(matches!(action::from_event(&a, ctrl_c), Some(Action::CancelCompaction)));
+    press(&mut a, KeyCode::Char('x'));
+    assert!(a.status.contains("cancelling the compaction"), "{}", a.status);
+    worker::settle(&mut a, effects);
+    assert!(a.compaction.is_none());
+    assert!(a.status.contains("compaction cancelled: nothing was changed"), "{}", a.status);
+    assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v2"));
+    assert!(!store.join("v3").exists());
+    assert_eq!(std::fs::read(store.join("data.deltalog")).unwrap(), log_before);
+    let leftovers: Vec<_> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("compact-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

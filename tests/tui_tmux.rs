@@ -236,3 +236,38 @@ fn a_corpus_at_the_keyboard() {
     s.wait_for("corpus/south");
     s.keys(&["q"]);
 }
+
+/// A compaction started from the keyboard and cancelled with `x` (held
+/// just before it publishes by a debug pause) leaves the store as it was.
+#[test]
+fn a_compaction_cancelled_at_the_keyboard() {
+    if !have_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("demo");
+    cottas_tui::demo::ensure(&store, false).unwrap();
+    let log_before = std::fs::read(store.join("data.deltalog")).unwrap();
+    let bin = env!("CARGO_BIN_EXE_cottas-tui");
+    let s = start_command(&format!(
+        "COTTAS_TUI_DEBUG_PAUSE=compact-before-publish=5000 {bin} {} --write 2>/dev/null",
+        store.display()
+    ));
+    s.wait_for("current -> v2");
+    s.command(":compact");
+    s.wait_for("Compact?");
+    s.keys(&["y"]);
+    s.wait_for("x  cancel compaction");
+    s.keys(&["x"]);
+    s.wait_for("cancelling the compaction");
+    s.wait_for("compaction cancelled: nothing was changed");
+    assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v2"));
+    assert!(!store.join("v3").exists());
+    assert_eq!(std::fs::read(store.join("data.deltalog")).unwrap(), log_before);
+    let names: Vec<String> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains("compact-tmp")), "{names:?}");
+    s.keys(&["q"]);
+}

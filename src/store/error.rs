@@ -22,6 +22,8 @@ pub enum StoreError {
     NotAStore { path: PathBuf, detail: String },
     /// Another process holds the writer lock (`holder` is what it wrote there).
     Locked { path: PathBuf, holder: String },
+    /// Stopped on request before anything was changed at `path`.
+    Cancelled { path: PathBuf },
 }
 
 impl StoreError {
@@ -49,7 +51,8 @@ impl StoreError {
             | StoreError::Format { path, .. }
             | StoreError::Parquet { path, .. }
             | StoreError::NotAStore { path, .. }
-            | StoreError::Locked { path, .. } => path,
+            | StoreError::Locked { path, .. }
+            | StoreError::Cancelled { path } => path,
         }
     }
     /// The byte offset in [`Self::path`], where the fault has one.
@@ -88,6 +91,7 @@ impl fmt::Display for StoreError {
                 "{}: store is locked by {holder}; retry later or pass --wait SECONDS",
                 path.display()
             ),
+            StoreError::Cancelled { path } => write!(f, "{}: cancelled; nothing was changed", path.display()),
         }
     }
 }

@@ -11,7 +11,7 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModif
 use super::effect::Effect;
 use super::state::{App, Compaction, Pending, Repair, Tab};
 use super::views::{self, corpus::CorpusMove, store::StoreMove, triage::TriageMove};
-use super::worker::{self, Msg};
+use super::worker::{self, CompactEnd, Msg};
 use crate::sparql::run::OutputFormat;
 
 pub enum Action {
@@ -48,6 +48,8 @@ pub enum Action {
     RepairSelected,
     /// Read the corpus's chunks again.
     Refresh,
+    /// Stop the running compaction (before it publishes).
+    CancelCompaction,
     /// Results: IRIs under prefixes, or whole.
     ToggleIris,
     ClickRow(u16),
@@ -81,7 +83,7 @@ pub fn bindings(app: &App) -> Vec<(&'static str, &'static str)> {
         Tab::Decoder => views::decoder::bindings(),
         Tab::Log => views::log::bindings(),
         Tab::Query => views::query::bindings(&app.query),
-        Tab::Timeline => views::timeline::bindings(app.write),
+        Tab::Timeline => views::timeline::bindings(app.write, app.compaction.is_some()),
     });
     b.extend([(":", "command"), ("?", "help"), ("q", "quit")]);
     b
@@ -116,7 +118,13 @@ fn from_key(app: &App, k: KeyEvent) -> Option<Action> {
         return Some(Action::CmdKey(k));
     }
     if ctrl && k.code == KeyCode::Char('c') {
-        return Some(if app.query.running.is_some() { Action::CancelQuery } else { Action::Quit });
+        return Some(if app.query.running.is_some() {
+            Action::CancelQuery
+        } else if app.compaction.is_some() {
+            Action::CancelCompaction
+        } else {
+            Action::Quit
+        });
     }
     view_key(app, k).or_else(|| common_key(app, k))
 }
@@ -188,6 +196,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::CancelQuery => {
             app.query.update(&action, &mut app.status);
         }
+        Action::CancelCompaction => cancel_compaction(app),
         other => return in_view(app, other),
     }
     Vec::new()
@@ -358,9 +367,10 @@ fn resize(app: &mut App, width: u16, height: u16) {
 fn confirmed(app: &mut App) -> Vec<Effect> {
     match app.confirm.take().map(|c| c.then) {
         Some(Pending::Compact) => {
-            app.compaction = Some(Compaction { started: Instant::now(), last: None });
-            app.status = "compacting…".into();
-            vec![Effect::Compact]
+            let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            app.compaction = Some(Compaction { started: Instant::now(), last: None, cancel: cancel.clone() });
+            app.status = "compacting… (x cancels)".into();
+            vec![Effect::Compact { cancel }]
         }
         Some(Pending::Repair(kind)) => {
             app.status = "repairing…".into();
@@ -376,6 +386,24 @@ fn select_version(app: &mut App, index: usize) -> Vec<Effect> {
     app.store.row_groups = Default::default();
     app.files.rows.clear();
     app.selected_version_dir().map(Effect::LoadVersion).into_iter().collect()
+}
+
+/// Asks the running compaction to stop; it says whether it could (it
+/// cannot once the new version is published).
+fn cancel_compaction(app: &mut App) {
+    let Some(c) = &app.compaction else {
+        app.status = "no compaction is running".into();
+        return;
+    };
+    c.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    let late = c.last.as_ref().is_some_and(|p| {
+        matches!(p.phase, crate::compact::CompactPhase::Swapping | crate::compact::CompactPhase::Done)
+    });
+    app.status = if late {
+        "too late to cancel: the new version is published and `current` is being flipped".into()
+    } else {
+        "cancelling the compaction…".into()
+    };
 }
 
 fn ask_compaction(app: &mut App) -> Vec<Effect> {
@@ -647,7 +675,13 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
         }
         Msg::CompactDone(r) => {
             app.compaction = None;
-            app.status = r.unwrap_or_else(|e| format!("compaction failed: {e}"));
+            app.status = match r {
+                CompactEnd::Done(done) => done,
+                CompactEnd::Cancelled => {
+                    "compaction cancelled: nothing was changed (its temp dir is removed)".into()
+                }
+                CompactEnd::Failed(e) => format!("compaction failed: {e}"),
+            };
             return refresh(app);
         }
         Msg::Exported(r) => app.status = r.unwrap_or_else(|e| format!("export failed: {e}")),

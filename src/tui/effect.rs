@@ -38,7 +38,10 @@ pub enum Effect {
     Update(String),
     /// Say what compaction would do → `Msg::Planned`.
     PlanCompaction,
-    Compact,
+    /// Compact; `cancel` set from the UI stops it → `Msg::CompactDone`.
+    Compact {
+        cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    },
     /// Say what a repair would do → `Msg::Planned`.
     PlanRepair(Repair),
     Repair(Repair),

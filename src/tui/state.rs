@@ -123,6 +123,8 @@ pub struct Confirm {
 pub struct Compaction {
     pub started: Instant,
     pub last: Option<CompactProgress>,
+    /// Set to stop the compaction (honoured until it publishes).
+    pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 pub struct App {

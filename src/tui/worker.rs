@@ -34,6 +34,15 @@ pub const MAX_ROWS: usize = 10_000;
 /// How long a TUI write waits for another writer's lock.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 
+/// How a compaction started from the UI ended.
+pub enum CompactEnd {
+    /// What it did.
+    Done(String),
+    /// Stopped on request; nothing was changed.
+    Cancelled,
+    Failed(String),
+}
+
 pub enum Msg {
     /// A key, mouse or resize event from the input thread.
     Input(Event),
@@ -54,7 +63,7 @@ pub enum Msg {
     Planned(Result<Confirm, String>),
     QueryDone(QueryTable),
     CompactProgress(CompactProgress),
-    CompactDone(Result<String, String>),
+    CompactDone(CompactEnd),
     Exported(Result<String, String>),
     /// An update request or a repair finished (the message says what it did).
     Wrote(Result<String, String>),
@@ -108,7 +117,7 @@ pub fn perform(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
         Effect::Export { text, out, format } => Msg::Exported(export(chunk, &text, &out, format)),
         Effect::Update(text) => Msg::Wrote(update(chunk, &text)),
         Effect::PlanCompaction => Msg::Planned(plan_compaction(chunk)),
-        Effect::Compact => Msg::CompactDone(run_compaction(chunk, tx)),
+        Effect::Compact { cancel } => Msg::CompactDone(run_compaction(chunk, cancel, tx)),
         Effect::PlanRepair(kind) => Msg::Planned(plan_repair(chunk, kind)),
         Effect::Repair(kind) => Msg::Wrote(repair(chunk, &kind)),
         Effect::Verify { deep } => Msg::Verified(verify_chunk(chunk, deep, tx)),
@@ -160,12 +169,20 @@ fn plan_compaction(chunk: &Path) -> Result<Confirm, String> {
     }
 }
 
-fn run_compaction(chunk: &Path, tx: &Sender<Msg>) -> Result<String, String> {
-    compact::compact(chunk, &CompactOptions::default(), |p| {
+fn run_compaction(
+    chunk: &Path,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    tx: &Sender<Msg>,
+) -> CompactEnd {
+    let opts = CompactOptions { cancel: Some(cancel), ..CompactOptions::default() };
+    let r = compact::compact(chunk, &opts, |p| {
         let _ = tx.send(Msg::CompactProgress(p.clone()));
-    })
-    .map(|s| s.to_string())
-    .map_err(|e| e.to_string())
+    });
+    match r {
+        Ok(summary) => CompactEnd::Done(summary.to_string()),
+        Err(crate::store::StoreError::Cancelled { .. }) => CompactEnd::Cancelled,
+        Err(e) => CompactEnd::Failed(e.to_string()),
+    }
 }
 
 fn plan_repair(chunk: &Path, kind: Repair) -> Result<Confirm, String> {

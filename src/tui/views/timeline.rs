@@ -12,16 +12,20 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use crate::tui::action::Action;
 use crate::tui::state::App;
 
-pub fn bindings(write: bool) -> Vec<(&'static str, &'static str)> {
-    if write {
-        vec![("c", "compact")]
-    } else {
-        Vec::new()
+pub fn bindings(write: bool, compacting: bool) -> Vec<(&'static str, &'static str)> {
+    match (write, compacting) {
+        (_, true) => vec![("x", "cancel compaction")],
+        (true, false) => vec![("c", "compact")],
+        (false, false) => Vec::new(),
     }
 }
 
 pub fn key(k: KeyEvent) -> Option<Action> {
-    (k.code == KeyCode::Char('c')).then_some(Action::AskCompaction)
+    match k.code {
+        KeyCode::Char('c') => Some(Action::AskCompaction),
+        KeyCode::Char('x') => Some(Action::CancelCompaction),
+        _ => None,
+    }
 }
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
