@@ -849,3 +849,50 @@ fn a_compaction_cancelled_from_the_ui_changes_nothing() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// The timeline during a compaction started from the UI (its messages fed
+/// through the update step as the worker would send them): the epochs being
+/// folded are marked, a batch appended meanwhile is an event, and the flip
+/// of `current` with what was carried is the last one.
+#[test]
+fn the_timeline_shows_a_compaction_as_it_happens() {
+    use cottas_tui::compact::{CompactPhase, CompactProgress};
+    use cottas_tui::tui::worker::{CompactEnd, Msg};
+    let (_d, store) = demo_store();
+    let mut a = app(&store, true);
+    command(&mut a, ":compact");
+    let _effects = action::update(&mut a, Action::ConfirmYes); // not run: the messages come below
+    let progress = |phase| CompactProgress {
+        phase,
+        rows_done: 5,
+        rows_total: 21,
+        bytes_written: 0,
+        epochs: (Some(1), 2),
+    };
+    act(&mut a, Action::Worker(Msg::CompactProgress(progress(CompactPhase::Folding))));
+    let b = draw(&a, 100, 30);
+    let t = text(&b);
+    assert!(t.contains("compaction of v2 started") && t.contains("folding 4 batches of epochs 2..=2"), "{t}");
+    let (x, y) = find(&b, "(folding)").unwrap();
+    assert_eq!(b[(x, y)].fg, Color::Yellow, "the epochs being folded");
+    assert!(t.contains("folding 5/21 rows"), "the gauge: {t}");
+    // Another writer appends; the watcher's report re-indexes the log.
+    cottas_tui::sparql::update::Updater::open(&store, None)
+        .unwrap()
+        .apply("INSERT DATA { <https://example.org/meanwhile> <https://example.org/p> 1 }")
+        .unwrap();
+    let reindexed = LogIndex::build(&a.log_path());
+    act(&mut a, Action::Worker(Msg::LogIndexed(Box::new(reindexed))));
+    let t = text(&draw(&a, 100, 30));
+    assert!(t.contains("1 batches appended while compacting"), "{t}");
+    let done = CompactEnd::Done {
+        text: "compact: OK v2 -> v3".into(),
+        from: "v2".into(),
+        to: "v3".into(),
+        carried: 1,
+    };
+    act(&mut a, Action::Worker(Msg::CompactDone(done)));
+    let t = text(&draw(&a, 100, 30));
+    assert!(t.contains("`current` flipped v2 → v3; 1 batches carried"), "{t}");
+    assert!(a.compaction.is_none() && !t.contains("(folding)"), "{t}");
+}

@@ -237,6 +237,24 @@ fn a_corpus_at_the_keyboard() {
     s.keys(&["q"]);
 }
 
+/// A demo store under tmux with a compaction started from the keyboard
+/// (`:compact`, `y`), held at a debug pause (`POINT=MS`).
+fn compaction_held_at(pause: &str) -> (tempfile::TempDir, std::path::PathBuf, Session) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("demo");
+    cottas_tui::demo::ensure(&store, false).unwrap();
+    let bin = env!("CARGO_BIN_EXE_cottas-tui");
+    let s = start_command(&format!(
+        "COTTAS_TUI_DEBUG_PAUSE={pause} {bin} {} --write 2>/dev/null",
+        store.display()
+    ));
+    s.wait_for("current -> v2");
+    s.command(":compact");
+    s.wait_for("Compact?");
+    s.keys(&["y"]);
+    (dir, store, s)
+}
+
 /// A compaction started from the keyboard and cancelled with `x` (held
 /// just before it publishes by a debug pause) leaves the store as it was.
 #[test]
@@ -244,19 +262,8 @@ fn a_compaction_cancelled_at_the_keyboard() {
     if !have_tmux() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("demo");
-    cottas_tui::demo::ensure(&store, false).unwrap();
+    let (_dir, store, s) = compaction_held_at("compact-before-publish=5000");
     let log_before = std::fs::read(store.join("data.deltalog")).unwrap();
-    let bin = env!("CARGO_BIN_EXE_cottas-tui");
-    let s = start_command(&format!(
-        "COTTAS_TUI_DEBUG_PAUSE=compact-before-publish=5000 {bin} {} --write 2>/dev/null",
-        store.display()
-    ));
-    s.wait_for("current -> v2");
-    s.command(":compact");
-    s.wait_for("Compact?");
-    s.keys(&["y"]);
     s.wait_for("x  cancel compaction");
     s.keys(&["x"]);
     s.wait_for("cancelling the compaction");
@@ -269,5 +276,31 @@ fn a_compaction_cancelled_at_the_keyboard() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(names.iter().all(|n| !n.contains("compact-tmp")), "{names:?}");
+    s.keys(&["q"]);
+}
+
+/// A compaction run to the end while another process appends (held before
+/// taking the writer lock by a debug pause): the timeline's events show the
+/// epochs folded, the batch appended meanwhile, and the flip of `current`
+/// with the batch carried.
+#[test]
+fn a_compaction_with_an_append_meanwhile_shows_the_carried_batch() {
+    if !have_tmux() {
+        return;
+    }
+    let (_dir, store, s) = compaction_held_at("compact-before-lock=4000");
+    let bin = env!("CARGO_BIN_EXE_cottas-tui");
+    s.wait_for("folding ");
+    let o = Command::new(bin)
+        .arg("update")
+        .arg(&store)
+        .args(["-e", "INSERT DATA { <https://example.org/meanwhile> <https://example.org/p> 1 }"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    s.wait_for("1 batches appended while compacting");
+    let screen = s.wait_for("1 batches carried");
+    assert!(screen.contains("flipped v2 → v3"), "{screen}");
+    assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v3"));
     s.keys(&["q"]);
 }

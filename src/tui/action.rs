@@ -369,6 +369,8 @@ fn confirmed(app: &mut App) -> Vec<Effect> {
         Some(Pending::Compact) => {
             let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
             app.compaction = Some(Compaction { started: Instant::now(), last: None, cancel: cancel.clone() });
+            let from = app.listing.as_ref().and_then(|l| l.current.clone()).unwrap_or_default();
+            app.timeline.event(format!("compaction of {from} started"));
             app.status = "compacting… (x cancels)".into();
             vec![Effect::Compact { cancel }]
         }
@@ -386,6 +388,22 @@ fn select_version(app: &mut App, index: usize) -> Vec<Effect> {
     app.store.row_groups = Default::default();
     app.files.rows.clear();
     app.selected_version_dir().map(Effect::LoadVersion).into_iter().collect()
+}
+
+/// The end of a compaction as an event on the timeline and the status.
+fn compaction_done(app: &mut App, r: CompactEnd) {
+    let (event, status) = match r {
+        CompactEnd::Done { text, from, to, carried } => {
+            (format!("`current` flipped {from} → {to}; {carried} batches carried into the new log"), text)
+        }
+        CompactEnd::Cancelled => (
+            "compaction cancelled: nothing was changed".to_string(),
+            "compaction cancelled: nothing was changed (its temp dir is removed)".to_string(),
+        ),
+        CompactEnd::Failed(e) => (format!("compaction failed: {e}"), format!("compaction failed: {e}")),
+    };
+    app.timeline.finished(event);
+    app.status = status;
 }
 
 /// Asks the running compaction to stop; it says whether it could (it
@@ -646,6 +664,9 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::VersionLoaded(details) => app.apply_version(*details),
         Msg::LogIndexed(ix) => {
             app.log_view.reindexed(ix.count);
+            if app.compaction.is_some() {
+                app.timeline.reindexed(&ix);
+            }
             app.log = Some(*ix);
         }
         Msg::Opened(Ok(d), at) => opened(app, *d, at),
@@ -669,19 +690,16 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::Planned(Err(why)) => app.status = why,
         Msg::QueryDone(t) => query_done(app, t),
         Msg::CompactProgress(p) => {
+            if p.phase != crate::compact::CompactPhase::Planning {
+                app.timeline.progress(p.epochs, app.log.as_ref());
+            }
             if let Some(c) = app.compaction.as_mut() {
                 c.last = Some(p);
             }
         }
         Msg::CompactDone(r) => {
             app.compaction = None;
-            app.status = match r {
-                CompactEnd::Done(done) => done,
-                CompactEnd::Cancelled => {
-                    "compaction cancelled: nothing was changed (its temp dir is removed)".into()
-                }
-                CompactEnd::Failed(e) => format!("compaction failed: {e}"),
-            };
+            compaction_done(app, r);
             return refresh(app);
         }
         Msg::Exported(r) => app.status = r.unwrap_or_else(|e| format!("export failed: {e}")),
@@ -772,7 +790,10 @@ fn observed(app: &mut App, now: super::state::Observed) -> Vec<Effect> {
         format!("the log changed ({} → {} bytes)", app.watched.log_len, now.log_len)
     };
     if app.compaction.is_none() {
-        app.status = what;
+        app.status = what.clone();
+    }
+    if now.current != app.watched.current {
+        app.timeline.event(what);
     }
     app.watched = now;
     refresh(app)

@@ -16,6 +16,7 @@ pub use super::views::files::FilesView;
 pub use super::views::log::LogView;
 pub use super::views::query::QueryState;
 pub use super::views::store::StoreView;
+pub use super::views::timeline::TimelineView;
 pub use super::views::triage::TriageView;
 pub use crate::triage::repair::Repair;
 
@@ -145,6 +146,7 @@ pub struct App {
     pub decoder: Option<Decoder>,
     pub log_view: LogView,
     pub query: QueryState,
+    pub timeline: TimelineView,
     /// The log's index (shared: the log, files and timeline views read it).
     pub log: Option<LogIndex>,
     pub compaction: Option<Compaction>,
@@ -192,6 +194,7 @@ impl App {
             decoder: None,
             log_view: LogView::default(),
             log: None,
+            timeline: TimelineView::default(),
             query: QueryState {
                 text: "SELECT ?s ?p ?o ?g WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } } LIMIT 100"
                     .into(),

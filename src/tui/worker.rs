@@ -36,8 +36,13 @@ const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// How a compaction started from the UI ended.
 pub enum CompactEnd {
-    /// What it did.
-    Done(String),
+    /// What it did, and the versions it went between.
+    Done {
+        text: String,
+        from: String,
+        to: String,
+        carried: usize,
+    },
     /// Stopped on request; nothing was changed.
     Cancelled,
     Failed(String),
@@ -179,7 +184,12 @@ fn run_compaction(
         let _ = tx.send(Msg::CompactProgress(p.clone()));
     });
     match r {
-        Ok(summary) => CompactEnd::Done(summary.to_string()),
+        Ok(s) => CompactEnd::Done {
+            text: s.to_string(),
+            from: s.plan.from_version.clone(),
+            to: s.plan.to_version.clone(),
+            carried: s.carried,
+        },
         Err(crate::store::StoreError::Cancelled { .. }) => CompactEnd::Cancelled,
         Err(e) => CompactEnd::Failed(e.to_string()),
     }
