@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # TUI measurements, run under tmux (the UI needs a terminal):
 #   * time to the first frame on a big store (default: 10M quads; built if missing);
+#   * key response (key → frame drawn) in every view, at 80×24 and 200×60, the
+#     decoder opened on the base and on the largest sidecar, the default query;
 #   * frame times while paging a 1M-batch log, and memory, next to a 10k-batch log.
 #
 #   benches/tui_bench.sh [QUADS] [WORK_DIR]
@@ -17,11 +19,11 @@ if [ ! -d "$STORE" ]; then
   "$BIN" import "$WORK/lubm-$QUADS.nq" --out "$STORE" --quiet
 fi
 
-in_tmux() { # in_tmux OUTFILE ENV... -- ARGS...: runs the UI in an 80x24 tmux pane
+in_tmux() { # in_tmux OUTFILE ENV... -- ARGS...: runs the UI in a tmux pane of $COLS×$ROWS (80×24)
   local out=$1; shift
   local envs=(); while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
   tmux kill-session -t cottas-bench 2>/dev/null || true
-  tmux new-session -d -s cottas-bench -x 80 -y 24 "env ${envs[*]} $BIN $* 2>$out; sleep 0.2"
+  tmux new-session -d -s cottas-bench -x "${COLS:-80}" -y "${ROWS:-24}" "env ${envs[*]} $BIN $* 2>$out; sleep 0.2"
   for _ in $(seq 1 600); do grep -q . "$out" 2>/dev/null && break; sleep 0.1; done
   tmux send-keys -t cottas-bench q 2>/dev/null || true
   sleep 0.3
@@ -32,6 +34,13 @@ echo "## first frame, $QUADS quads ($(du -shL "$STORE" | cut -f1) on disk)"
 for i in 1 2 3; do
   in_tmux "$WORK/ff.txt" COTTAS_TUI_FIRST_FRAME=1 -- "$STORE"
   cat "$WORK/ff.txt"
+done
+
+for SIZE in "80 24" "200 60"; do
+  read -r COLS ROWS <<< "$SIZE"
+  echo "## key response, $QUADS quads, ${COLS}×${ROWS}"
+  COLS=$COLS ROWS=$ROWS in_tmux "$WORK/keys.txt" COTTAS_TUI_BENCH_KEYS=1 -- "$STORE"
+  cat "$WORK/keys.txt"
 done
 
 for N in 10000 1000000; do

@@ -292,10 +292,10 @@ fn moving_in_the_hex_pane_selects_the_owning_field() {
     }
     let d = a.decoder.as_ref().unwrap();
     assert_eq!(d.cursor, 8);
-    assert_eq!(d.spans[d.span_sel].name, "num_tokens");
+    assert_eq!(d.selected_span().unwrap().name, "num_tokens");
     command(&mut a, ":goto 0x4");
     let d = a.decoder.as_ref().unwrap();
-    assert_eq!((d.cursor, d.spans[d.span_sel].name.as_str()), (4, "version"));
+    assert_eq!((d.cursor, d.selected_span().unwrap().name.as_str()), (4, "version"));
 }
 
 #[test]
@@ -369,8 +369,99 @@ fn the_decoder_shows_the_parquet_pages_and_dictionary() {
     assert!(dict.value.as_deref().unwrap().starts_with("dictionary page"), "{:?}", dict.value);
     let data = d.spans.iter().find(|s| s.name == "row_group[0].p.page[1].header").unwrap();
     assert!(data.value.as_deref().unwrap().contains("RLE_DICTIONARY"), "{:?}", data.value);
+    // The tree: row groups and the footer closed; `e` opens every group
+    // down to the page headers, their values in one column.
     let t = text(&draw(&a, 130, 40));
-    assert!(t.contains("page[0].header"), "{t}");
+    assert!(t.contains("▸ row_group[0]") && t.contains("▸ footer") && !t.contains("page[0]"), "{t}");
+    press(&mut a, KeyCode::Char('e'));
+    let t = text(&draw(&a, 200, 60));
+    assert!(t.contains("▾ row_group[0]") && t.contains("▾ page[0]"), "{t}");
+    let header = t
+        .lines()
+        .find(|l| l.contains("▾ header") && l.contains("dictionary page"))
+        .unwrap_or_else(|| panic!("{t}"));
+    assert!(header.contains("PLAIN"), "{header}");
+}
+
+/// A log whose second batch fails its checksum: damaged groups open by
+/// themselves (and only they: healthy ones close), the detail pane shows stored against computed in red, and
+/// closing everything keeps the damage counted on the closed row.
+#[test]
+fn the_decoder_tree_folds_and_details_a_bad_checksum() {
+    let (_d, store) = demo_store();
+    let log = store.join("data.deltalog");
+    let good = std::fs::read(&log).unwrap();
+    let mut bytes = good.clone();
+    bytes[0x1ae + 60] ^= 0x01; // inside batch[1]'s body
+    std::fs::write(&log, &bytes).unwrap();
+    let mut a = app(&store, false);
+    command(&mut a, ":open data.deltalog");
+    let b = draw(&a, 130, 40);
+    let t = text(&b);
+    // The bad batch checksum, the bad entry checksum inside, and the
+    // leftover bytes that follow the last good batch.
+    assert!(t.contains("▸ batch[0]") && t.contains("▾ batch[1]") && t.contains("✗ 2 bad"), "{t}");
+    assert!(t.contains("leftover"), "{t}");
+    let (x, y) = find(&b, "✗ 2 bad").unwrap();
+    assert_eq!(b[(x, y)].fg, Color::Red);
+
+    let bad =
+        a.decoder.as_ref().unwrap().spans.iter().find(|s| s.name == "batch[1].checksum").unwrap().clone();
+    assert!(!bad.is_ok());
+    command(&mut a, &format!(":goto {:#x}", bad.range.start));
+    let d = a.decoder.as_ref().unwrap();
+    assert_eq!(d.selected_node().unwrap().path, "batch[1].checksum");
+    let b = draw(&a, 130, 40);
+    let t = text(&b);
+    assert!(t.contains("detail — batch[1].checksum"), "{t}");
+    let status = t.lines().find(|l| l.contains("status")).unwrap();
+    assert!(status.contains("✗ stored 0x") && status.contains("computed 0x"), "{status}");
+    let (x, y) = find(&b, "✗ stored").unwrap();
+    assert_eq!(b[(x, y)].fg, Color::Red);
+    let raw = format!("{:02x} {:02x}", bytes[bad.range.start as usize], bytes[bad.range.start as usize + 1]);
+    assert!(t.lines().any(|l| l.contains("raw") && l.contains(&raw)), "{t}");
+
+    // c closes all: the selection goes to its closed batch, which says why.
+    press(&mut a, KeyCode::Char(' ')); // keys back to the tree
+    press(&mut a, KeyCode::Char('c'));
+    let t = text(&draw(&a, 130, 40));
+    assert!(t.contains("▸ batch[0]") && t.contains("▸ batch[1]") && t.contains("✗ 2 bad"), "{t}");
+    assert_eq!(a.decoder.as_ref().unwrap().selected_node().unwrap().path, "batch[1]");
+    // Enter opens it again; l steps in; h goes back out.
+    press(&mut a, KeyCode::Enter);
+    assert!(text(&draw(&a, 130, 40)).contains("▾ batch[1]"));
+    press(&mut a, KeyCode::Char('l'));
+    assert_eq!(a.decoder.as_ref().unwrap().selected_node().unwrap().path, "batch[1].magic");
+    press(&mut a, KeyCode::Char('h'));
+    assert_eq!(a.decoder.as_ref().unwrap().selected_node().unwrap().path, "batch[1]");
+    press(&mut a, KeyCode::Char('h'));
+    assert!(text(&draw(&a, 130, 40)).contains("▸ batch[1]"));
+}
+
+/// The hex pane is 16 bytes a row once the tree still has room beside it,
+/// 8 otherwise; the tree takes the rest. Bytes are coloured by class as
+/// hexyl does (printable ASCII cyan, NUL grey) where no role colours them.
+#[test]
+fn the_decoder_layout_follows_the_width_and_colours_bytes_by_class() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    command(&mut a, ":open data.deltalog");
+    let wide = draw(&a, 160, 40);
+    let t = text(&wide);
+    assert!(t.contains("00000010  ") && !t.contains("00000008  "), "16 a row at 160: {t}");
+    let tree_w = t.lines().nth(1).unwrap().chars().position(|c| c == '┐').unwrap();
+    assert_eq!(tree_w + 1, 160 - 78, "the hex pane takes what it needs, the tree the rest");
+    let narrow = text(&draw(&a, 100, 40));
+    assert!(narrow.contains("00000008  "), "8 a row at 100: {narrow}");
+    // "https" of the first entry's subject: a payload, coloured by class.
+    let (x, y) = find(&wide, "68 74 74 70 73").unwrap();
+    assert_eq!(wide[(x, y)].fg, Color::Cyan);
+    let row = text(&wide).lines().nth(y as usize).unwrap().to_string();
+    let nul = row.find('⋄').map(|i| row[..i].chars().count() as u16).unwrap();
+    assert_eq!(wide[(nul, y)].fg, Color::DarkGray, "{row}");
+    // At 80×24 everything still fits: tree, detail and hex.
+    let small = text(&draw(&a, 80, 24));
+    assert!(small.contains("detail") && small.contains("00000000") && small.contains("magic"), "{small}");
 }
 
 /// The update step reads nothing: opening a file is an effect, and the
@@ -575,7 +666,9 @@ fn enter_on_a_finding_opens_the_decoder_at_its_offset() {
     let d = a.decoder.as_ref().unwrap();
     assert!(d.path.ends_with("data.deltalog"));
     assert_eq!(d.cursor, offset);
-    assert!(d.spans[d.span_sel].range.contains(&offset), "{:?}", d.spans[d.span_sel]);
+    let sel = d.selected_span().unwrap();
+    assert!(sel.range.contains(&offset), "{sel:?}");
+    assert!(!sel.is_ok() && sel.name == "leftover", "the damage, not a field inside it: {sel:?}");
     let t = text(&draw(&a, 120, 34));
     assert!(t.contains(&format!("{offset:#x}")), "{t}");
     act(&mut a, Action::Back);

@@ -303,7 +303,13 @@ impl<'a, S: Source> Cursor<'a, S> {
 
     /// Reads `u32 n` + n symbols as a string (the delta log's "lstring").
     pub fn lstring(&mut self, field: &str) -> Result<String> {
-        let n = self.u32(&format!("{field}.len"), Role::Length)? as usize;
+        // The length's name is only needed for a span or a short read; a
+        // million-batch scan records neither and should not format it.
+        let n = if self.record || self.remaining() < 4 {
+            self.u32(&format!("{field}.len"), Role::Length)?
+        } else {
+            self.u32(field, Role::Length)?
+        } as usize;
         self.need(n as u64, field, Role::Payload)?;
         let start = self.pos;
         let s = self.src.string(start, n).ok_or_else(|| {

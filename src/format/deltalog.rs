@@ -405,21 +405,38 @@ fn decode_source<S: Source>(
     detail: Detail,
 ) -> Decoded<DeltaLog> {
     let mut c = Cursor::new(src, detail != Detail::None);
-    let result = decode_log(&mut c, bytes, transport, detail);
+    let mut batches = Vec::new();
+    let result = decode_log(&mut c, bytes, transport, detail, &mut |f| batches.push(f));
+    let result = result.map(|log| DeltaLog { batches, ..log });
     let mut spans = c.spans;
     spans.sort_by(|a, b| a.range.start.cmp(&b.range.start).then(b.range.end.cmp(&a.range.end)));
     Decoded { result, spans }
 }
 
+/// Decodes a raw-transport log a batch at a time, handing each committed
+/// batch to `visit` instead of keeping it, so memory stays one batch however
+/// long the log is. The same parser and stop rule as [`decode_with`]; the
+/// log returned has no batches. A log that stops early and holds bytes above
+/// 0x7f may be a legacy-transport log: [`decode_with`] decides that.
+pub fn scan_raw(bytes: &[u8], visit: &mut dyn FnMut(BatchFrame)) -> Result<DeltaLog> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, false);
+    decode_log(&mut c, bytes, Transport::Raw, Detail::None, visit)
+}
+
+/// Walks the frames, giving each committed batch to `visit`; the log
+/// returned carries the transport and what follows the batches, no batches.
 fn decode_log<S: Source>(
     c: &mut Cursor<S>,
     bytes: &[u8],
     transport: Transport,
     detail: Detail,
+    visit: &mut dyn FnMut(BatchFrame),
 ) -> Result<DeltaLog> {
     c.magic(MAGIC, &[])?;
     c.version()?;
-    let mut batches = Vec::new();
+    let batches = Vec::new();
+    let mut count = 0usize;
     loop {
         let start = c.pos();
         if c.remaining() == 0 {
@@ -452,13 +469,18 @@ fn decode_log<S: Source>(
                 leftover_bytes: bytes[offset as usize..].to_vec(),
             });
         }
-        let prefix = c.set_prefix(format!("batch[{}].", batches.len()));
+        // Span names only when spans are recorded (a million-batch scan
+        // formats no names).
+        let prefix = if c.recording() { c.set_prefix(format!("batch[{count}].")) } else { String::new() };
         let parsed = parse_batch(c, detail);
-        c.set_prefix(prefix);
+        if c.recording() {
+            c.set_prefix(prefix);
+        }
         match parsed {
             Ok(batch) => {
                 let offset = c.byte_offset(start);
-                batches.push(BatchFrame { offset, len: c.here() - offset, batch });
+                count += 1;
+                visit(BatchFrame { offset, len: c.here() - offset, batch });
             }
             Err(Stop { reason, error }) => {
                 let offset = c.byte_offset(start);
@@ -557,10 +579,13 @@ fn parse_body<S: Source>(c: &mut Cursor<S>, detail: Detail) -> std::result::Resu
     // Each entry frame is at least 17 bytes, so `count` cannot exceed this.
     let mut entries = Vec::with_capacity((count as usize).min(c.remaining() / 17));
     let was = c.set_record(c.recording() && detail == Detail::Full);
+    let named = c.recording();
     for i in 0..count {
-        let prefix = c.set_prefix(format!("{}entry[{i}].", c.prefix()));
+        let prefix = if named { c.set_prefix(format!("{}entry[{i}].", c.prefix())) } else { String::new() };
         let e = parse_entry(c);
-        c.set_prefix(prefix);
+        if named {
+            c.set_prefix(prefix);
+        }
         match e {
             Ok(e) => entries.push(e),
             Err(s) => {

@@ -52,6 +52,8 @@ pub enum Action {
     CancelCompaction,
     /// Results: IRIs under prefixes, or whole.
     ToggleIris,
+    /// Decoder: open (`true`) or close every group of the structure tree.
+    FoldAll(bool),
     ClickRow(u16),
     /// The terminal's size: list pages and hex rows follow it.
     Resize {
@@ -360,7 +362,7 @@ fn plan_repair(app: &mut App, repair: Repair) -> Vec<Effect> {
 fn resize(app: &mut App, width: u16, height: u16) {
     let frame = ratatui::layout::Rect::new(0, 0, width, height);
     app.screen.page = views::list_rows(frame).saturating_sub(4).max(1);
-    app.screen.hex_cols = views::hex_cols_for(width);
+    app.screen.width = width;
 }
 
 /// `y` in a confirmation dialog: starts what it described.

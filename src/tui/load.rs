@@ -158,10 +158,10 @@ mod tests {
         let mut d = open_file(&path).unwrap();
         assert!(d.window.is_some() && d.spans.len() < 10, "{} spans", d.spans.len());
         assert_eq!(d.spans[2].value.as_deref(), Some("300"), "num_rgs from the header");
-        let layout = Screen { page: 20, hex_cols: 16 };
+        let layout = Screen { page: 20, width: 120 };
         let middle = 16 + 150 * 1_000_003 / 8;
         d.goto(middle, layout).unwrap();
-        let sel = &d.spans[d.span_sel];
+        let sel = d.selected_span().unwrap();
         assert_eq!(sel.name, "bitmap.row_group[150]", "{sel:?}");
         assert!(sel.range.contains(&middle));
         // Stepping down the tree past the last field shown moves on to the next.
@@ -169,7 +169,8 @@ mod tests {
         for _ in 0..3 {
             decoder::update(&mut d, &Action::Down(1), layout);
         }
-        assert!(d.spans[d.span_sel].name.starts_with("bitmap.row_group[15"), "{:?}", d.spans[d.span_sel]);
+        let sel = d.selected_span().unwrap();
+        assert!(sel.name.starts_with("bitmap.row_group[15"), "{sel:?}");
         assert!(d.cursor > middle);
     }
 }

@@ -39,6 +39,7 @@ pub fn run(chunk: &Path, write: bool) -> std::io::Result<()> {
     let _ = execute!(std::io::stdout(), EnableMouseCapture);
     let result = match bench::scroll_frames() {
         Some(n) => bench::scroll(&mut terminal, chunk, n),
+        None if bench::keys_requested() => bench::keys(&mut terminal, chunk),
         None => event_loop(&mut terminal, chunk, write),
     };
     let _ = execute!(std::io::stdout(), DisableMouseCapture);

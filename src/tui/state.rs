@@ -173,8 +173,8 @@ pub struct App {
 pub struct Screen {
     /// Visible rows of the main list.
     pub page: usize,
-    /// Bytes per hex row in the decoder.
-    pub hex_cols: u64,
+    /// Columns: the decoder splits them between its panes.
+    pub width: u16,
 }
 
 impl App {
@@ -209,7 +209,7 @@ impl App {
             quit: false,
             watched: Observed::default(),
             refreshing: false,
-            screen: Screen { page: 20, hex_cols: 16 },
+            screen: Screen { page: 20, width: 120 },
             monochrome: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         }
     }

@@ -1,10 +1,11 @@
 //! A sparse index over `data.deltalog`, so the log view can show any window
 //! of a million-batch log without holding every decoded batch.
 //!
-//! The index is built from one [`super::Log`] decode, so its idea of where the
-//! committed batches end (and why) is the decoder's, in either transport. It
+//! The index is built from one [`super::Log::scan`] of the mapped file, so its
+//! idea of where the committed batches end (and why) is the decoder's, in
+//! either transport; the scan hands over one batch at a time, and the index
 //! keeps the offset of every `STRIDE`-th batch and a count of batches per
-//! epoch, and drops the entries. A window is then decoded from the nearest
+//! epoch. Memory is `count / STRIDE` offsets plus one entry per epoch. A window is then decoded from the nearest
 //! checkpoint. A legacy code-point log cannot be decoded from a byte offset,
 //! so its (old, small) batches are kept whole instead.
 
@@ -13,7 +14,6 @@ use std::path::{Path, PathBuf};
 
 use super::{Log, Tail};
 use crate::format::deltalog::{self, BatchFrame};
-use crate::format::transport::Transport;
 
 pub const STRIDE: usize = 256;
 
@@ -31,37 +31,55 @@ pub struct LogIndex {
     pub error: Option<String>,
     /// Every batch of a legacy-transport log.
     legacy: Option<Vec<BatchFrame>>,
-    bytes: Vec<u8>,
+    /// The file, mapped: windows are decoded from it.
+    map: Option<memmap2::Mmap>,
 }
 
 impl LogIndex {
     pub fn build(path: &Path) -> LogIndex {
         let mut ix = LogIndex { path: path.to_path_buf(), ..LogIndex::default() };
-        let log = match Log::read(path) {
-            Ok(Some(log)) => log,
-            Ok(None) => {
+        let map = match std::fs::File::open(path) {
+            // SAFETY: read-only map. The log is appended to, cut after its
+            // committed batches (the only bytes a window reads), or replaced
+            // by rename; never rewritten in place.
+            Ok(file) => unsafe { memmap2::Mmap::map(&file) },
+            Err(e) => Err(e),
+        };
+        let map = match map {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 ix.error = Some(format!("{}: no such file", path.display()));
                 return ix;
             }
             Err(e) => {
-                ix.error = Some(e.to_string());
+                ix.error = Some(format!("{}: {e}", path.display()));
                 return ix;
             }
         };
-        ix.len = log.bytes.len() as u64;
-        ix.count = log.frames.len();
-        for (i, f) in log.frames.iter().enumerate() {
-            if i % STRIDE == 0 {
-                ix.checkpoints.push(f.offset);
+        ix.len = map.len() as u64;
+        let scanned = Log::scan(path, &map, &mut |f| ix.add(&f));
+        match scanned {
+            Ok(s) => {
+                ix.tail = s.tail;
+                if let Some(frames) = s.legacy {
+                    (ix.count, ix.checkpoints, ix.epochs) = (0, Vec::new(), BTreeMap::new());
+                    frames.iter().for_each(|f| ix.add(f));
+                    ix.legacy = Some(frames);
+                }
             }
-            *ix.epochs.entry(f.batch.epoch).or_default() += 1;
+            Err(e) => ix.error = Some(e.to_string()),
         }
-        ix.tail = log.tail;
-        if log.transport == Transport::LegacyCodePoints {
-            ix.legacy = Some(log.frames);
-        }
-        ix.bytes = log.bytes;
+        ix.map = Some(map);
         ix
+    }
+
+    /// Counts one committed batch, keeping every `STRIDE`-th offset.
+    fn add(&mut self, f: &BatchFrame) {
+        if self.count.is_multiple_of(STRIDE) {
+            self.checkpoints.push(f.offset);
+        }
+        self.count += 1;
+        *self.epochs.entry(f.batch.epoch).or_default() += 1;
     }
 
     /// Where the committed prefix ends, how much follows, and why.
@@ -79,7 +97,8 @@ impl LogIndex {
         let mut at = cp as usize;
         let mut out = Vec::with_capacity(n);
         for k in 0..start % STRIDE + n {
-            let frame = deltalog::decode_batch_at(&self.bytes, at).result.map_err(|e| e.to_string());
+            let bytes: &[u8] = self.map.as_deref().unwrap_or_default();
+            let frame = deltalog::decode_batch_at(bytes, at).result.map_err(|e| e.to_string());
             let next = frame.as_ref().map(|f| (f.offset + f.len) as usize).map_err(|_| ());
             if k >= start % STRIDE {
                 out.push(frame);
@@ -127,11 +146,34 @@ mod tests {
         }
         assert_eq!(ix.window(995, 10).len(), 5);
     }
+
+    /// Damage in the middle with whole batches after it: the index's tail is
+    /// the log module's (`Hiding`, with the hidden batches' offsets), and it
+    /// counts only the batches before the damage.
+    #[test]
+    fn damage_hiding_batches_is_classified_as_the_log_module_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.deltalog");
+        let batches: Vec<Batch> = (0..10)
+            .map(|i| Batch { seq: i, epoch: 1, entries: vec![Entry::create(format!("http://g/{i}"))] })
+            .collect();
+        let mut bytes = deltalog::encode_batches(&batches, Transport::Raw);
+        let third = deltalog::decode(&bytes).result.unwrap().batches[3].clone();
+        bytes[third.offset as usize + 30] ^= 0x40; // inside batch 3's body
+        std::fs::write(&path, &bytes).unwrap();
+        let ix = LogIndex::build(&path);
+        let log = Log::read(&path).unwrap().unwrap();
+        assert!(matches!(log.tail, Tail::Hiding(..)), "{:?}", log.tail);
+        assert_eq!(ix.tail, log.tail);
+        assert_eq!((ix.count, log.frames.len()), (3, 3));
+        assert_eq!(ix.window(0, 5).len(), 3);
+    }
 }
 
 #[cfg(test)]
 mod legacy {
     use super::*;
+    use crate::format::transport::Transport;
 
     /// The legacy golden file is one clean batch, as `dump` decodes it.
     #[test]

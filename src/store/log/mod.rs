@@ -48,7 +48,31 @@ pub struct Damage {
     pub error: Option<FormatError>,
 }
 
+/// What [`Log::scan`] learns besides the batches.
+#[derive(Debug)]
+pub struct Scanned {
+    pub transport: Transport,
+    pub tail: Tail,
+    /// A legacy-transport log's batches, decoded whole.
+    pub legacy: Option<Vec<BatchFrame>>,
+}
+
 impl Tail {
+    /// Classifies what the decoder left over: nothing, a torn end, or
+    /// damage with valid batches hidden behind it.
+    fn after(bytes: &[u8], l: deltalog::Leftover) -> Tail {
+        if l.reason == StopReason::CleanEnd {
+            return Tail::Clean;
+        }
+        let damage = Damage { offset: l.offset, len: l.len, reason: l.reason, error: l.error };
+        let hidden = deltalog::hidden_batches(bytes, damage.offset as usize);
+        if hidden.is_empty() {
+            Tail::Torn(damage)
+        } else {
+            Tail::Hiding(damage, hidden)
+        }
+    }
+
     pub fn damage(&self) -> Option<&Damage> {
         match self {
             Tail::Clean => None,
@@ -98,19 +122,27 @@ impl Log {
         let log = deltalog::decode_with(&bytes, Detail::None)
             .result
             .map_err(|e| StoreError::from_format(path, &e))?;
-        let l = log.leftover;
-        let tail = if l.reason == StopReason::CleanEnd {
-            Tail::Clean
-        } else {
-            let damage = Damage { offset: l.offset, len: l.len, reason: l.reason, error: l.error };
-            let hidden = deltalog::hidden_batches(&bytes, damage.offset as usize);
-            if hidden.is_empty() {
-                Tail::Torn(damage)
-            } else {
-                Tail::Hiding(damage, hidden)
-            }
-        };
+        let tail = Tail::after(&bytes, log.leftover);
         Ok(Log { path: path.to_path_buf(), bytes, transport: log.transport, frames: log.batches, tail })
+    }
+
+    /// The log's committed batches handed to `visit` one at a time, over
+    /// `bytes` (a mapped file), without keeping them: a million-batch log
+    /// costs one batch of memory. Same decoder and tail rules as
+    /// [`Log::decode`]. A log that may be in the legacy transport (the raw
+    /// reading stops early and bytes above 0x7f exist) is decoded whole
+    /// instead and its frames are returned: `visit` then saw only frames that
+    /// the caller must forget.
+    pub fn scan(path: &Path, bytes: &[u8], visit: &mut dyn FnMut(BatchFrame)) -> Result<Scanned, StoreError> {
+        let raw = deltalog::scan_raw(bytes, visit).map_err(|e| StoreError::from_format(path, &e))?;
+        let maybe_legacy = raw.leftover.reason != StopReason::CleanEnd && bytes.iter().any(|&b| b >= 0x80);
+        if maybe_legacy {
+            let log = Log::decode(path, bytes.to_vec())?;
+            if log.transport == Transport::LegacyCodePoints {
+                return Ok(Scanned { transport: log.transport, tail: log.tail, legacy: Some(log.frames) });
+            }
+        }
+        Ok(Scanned { transport: raw.transport, tail: Tail::after(bytes, raw.leftover), legacy: None })
     }
 
     /// Where the committed batches end.

@@ -6,10 +6,11 @@ use crate::format::span::Span as ByteSpan;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, List, ListItem, Paragraph};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::{list_rows, role_style};
+use super::role_style;
+use super::tree::{self, FieldTree, Folds, Node};
 use std::path::PathBuf;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
@@ -52,14 +53,21 @@ pub struct Decoder {
     pub kind: Option<FileKind>,
     pub spans: Vec<ByteSpan>,
     pub problems: Vec<String>,
-    pub span_sel: usize,
+    /// `spans` as nested groups, and which groups are open.
+    pub tree: FieldTree,
+    pub folds: Folds,
+    /// The selected tree node (always a shown one).
+    pub sel: usize,
     /// The byte under the hex cursor.
     pub cursor: u64,
-    /// First hex row shown (16 bytes a row).
+    /// First hex row shown.
     pub top: u64,
     pub search: Option<Vec<u8>>,
     /// Whether the structure tree (true) or the hex pane has the keys.
     pub tree_focus: bool,
+    /// [`Decoder::tree_need`] of the current spans, kept so the layout does
+    /// not change as groups open and close.
+    need: u16,
 }
 
 impl Decoder {
@@ -70,6 +78,8 @@ impl Decoder {
         spans: Vec<ByteSpan>,
         problems: Vec<String>,
     ) -> Decoder {
+        let tree = FieldTree::build(&spans);
+        let folds = Folds::for_tree(&tree, false);
         Decoder {
             path,
             bytes: FileBytes::Read(bytes),
@@ -77,12 +87,26 @@ impl Decoder {
             kind,
             spans,
             problems,
-            span_sel: 0,
+            tree,
+            folds,
+            sel: 0,
             cursor: 0,
             top: 0,
             search: None,
             tree_focus: true,
+            need: 0,
         }
+        .with_need()
+    }
+
+    fn with_need(mut self) -> Decoder {
+        self.need = self.tree_need();
+        self
+    }
+
+    /// The split of a terminal this wide.
+    pub fn panes(&self, width: u16) -> Panes {
+        panes(width, self.need)
     }
 
     /// A large sidecar, mapped, with the spans near its first bytes.
@@ -91,9 +115,42 @@ impl Decoder {
         let mut d = Decoder::new(path, Vec::new(), kind, Vec::new(), Vec::new());
         d.bytes = FileBytes::Mapped(map);
         let (range, spans) = win.spans(&d.bytes, 0);
-        d.spans = spans;
+        d.set_spans(spans);
+        d.folds = Folds::for_tree(&d.tree, true);
         d.window = Some((win, range));
         d
+    }
+
+    fn set_spans(&mut self, spans: Vec<ByteSpan>) {
+        self.tree = FieldTree::build(&spans);
+        self.spans = spans;
+        self.sel = 0;
+        self.need = self.tree_need();
+    }
+
+    /// The selected node's own span (a group of fields has none).
+    pub fn selected_span(&self) -> Option<&ByteSpan> {
+        self.tree.nodes.get(self.sel).and_then(|n| n.span).map(|i| &self.spans[i])
+    }
+
+    pub fn selected_node(&self) -> Option<&Node> {
+        self.tree.nodes.get(self.sel)
+    }
+
+    /// The tree rows shown, folding applied.
+    pub fn visible(&self) -> Vec<usize> {
+        tree::visible(&self.tree, &self.folds)
+    }
+
+    /// Selects node `i`, opening the groups around it so it is shown.
+    fn select_node(&mut self, i: usize) {
+        for a in self.tree.ancestors(i) {
+            let node = &self.tree.nodes[a];
+            if !self.folds.is_open(node) {
+                self.folds.set(node, true);
+            }
+        }
+        self.sel = i;
     }
 
     /// After the cursor moved: new spans when it left the covered range
@@ -109,11 +166,11 @@ impl Decoder {
             return;
         }
         let (range, spans) = win.spans(&self.bytes, self.cursor);
-        self.spans = spans;
+        self.set_spans(spans);
         if let Some((_, r)) = &mut self.window {
             *r = range;
         }
-        self.span_sel = self.span_at(self.cursor).unwrap_or(0);
+        self.select_span_at_cursor();
     }
 
     /// The innermost span holding `offset`.
@@ -125,12 +182,82 @@ impl Decoder {
             .min_by_key(|(_, s)| s.range.end - s.range.start)
             .map(|(i, _)| i)
     }
+
+    /// How wide the tree pane would like to be to show every row whole
+    /// (values are cut at 40 columns: the detail pane shows them whole).
+    fn tree_need(&self) -> u16 {
+        let label = self.tree.nodes.iter().map(label_width).max().unwrap_or(0);
+        let value =
+            (0..self.tree.nodes.len()).map(|i| self.value_text(i).chars().count().min(40)).max().unwrap_or(0);
+        (offset_digits(self.bytes.len() as u64) + 1 + label + 1 + value + 2).min(u16::MAX as usize) as u16
+    }
+
+    /// What the tree's value column says of node `i`: the span's decoded
+    /// value, or for a group its size and parts.
+    fn value_text(&self, i: usize) -> String {
+        let n = &self.tree.nodes[i];
+        let own = n.span.and_then(|s| self.spans[s].value.clone());
+        let mut text = match own {
+            Some(v) => v,
+            None if n.is_group() => format!("{} parts, {} B", n.children, n.range.end - n.range.start),
+            None => format!("{} B", n.range.end - n.range.start),
+        };
+        if n.bad > 0 {
+            text = if n.is_group() { format!("✗ {} bad · {text}", n.bad) } else { format!("✗ {text}") };
+        }
+        text
+    }
+}
+
+/// Columns of a tree row before its value: indent, fold mark, label.
+fn label_width(n: &Node) -> usize {
+    2 * n.depth + 2 + n.label.chars().count()
+}
+
+/// Hex digits of the largest offset in a file this long (at least 4).
+fn offset_digits(len: u64) -> usize {
+    let bits = 64 - len.saturating_sub(1).leading_zeros() as usize;
+    bits.div_ceil(4).max(4)
+}
+
+/// How the decoder splits its width: the tree, the hex pane and its bytes
+/// per row. The hex pane needs a fixed width (16 bytes a row, hexyl's
+/// layout); the tree takes the rest, and when 16 bytes a row would leave the
+/// tree too little for its rows, the hex pane drops to 8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Panes {
+    pub tree: u16,
+    pub hex: u16,
+    pub bytes_per_row: u64,
+}
+
+/// A hex pane's width at `bpr` bytes a row: borders, offset, bytes with a
+/// gap after the eighth, the characters.
+pub const fn hex_width(bpr: u64) -> u16 {
+    let bpr = bpr as u16;
+    2 + 10 + 3 * bpr + 1 + 1 + bpr
+}
+
+/// The tree gets at least this much when the terminal allows.
+const TREE_MIN: u16 = 24;
+
+pub fn panes(width: u16, tree_need: u16) -> Panes {
+    let wide = hex_width(16);
+    let narrow = hex_width(8);
+    let enough = tree_need.clamp(TREE_MIN, 44);
+    if width >= wide + enough {
+        return Panes { tree: width - wide, hex: wide, bytes_per_row: 16 };
+    }
+    let tree = width.saturating_sub(narrow).max(width * 2 / 5);
+    Panes { tree, hex: width - tree, bytes_per_row: 8 }
 }
 
 /// The decoder's keys, for the keybar and `?`.
 pub fn bindings() -> Vec<(&'static str, &'static str)> {
     vec![
-        ("h/l", "hex ←/→"),
+        ("h/l", "fold/unfold"),
+        ("Enter", "fold/bytes"),
+        ("e/c", "open/close all"),
         ("Space", "tree/hex"),
         ("/", "search"),
         ("n/N", "next/prev"),
@@ -146,6 +273,8 @@ pub fn key(k: KeyEvent) -> Option<Action> {
         KeyCode::Char('n') => Some(Action::SearchNext(true)),
         KeyCode::Char('N') => Some(Action::SearchNext(false)),
         KeyCode::Char(' ') => Some(Action::ToggleFocus),
+        KeyCode::Char('e') => Some(Action::FoldAll(true)),
+        KeyCode::Char('c') => Some(Action::FoldAll(false)),
         _ => None,
     }
 }
@@ -157,9 +286,13 @@ pub fn update(d: &mut Decoder, action: &Action, layout: Screen) -> Option<String
         Action::Down(n) => d.step(*n as i64, layout),
         Action::Top => d.step(i64::MIN / 2, layout),
         Action::Bottom => d.step(i64::MAX / 2, layout),
+        Action::Left if d.tree_focus => d.fold_or_parent(),
+        Action::Right if d.tree_focus => d.unfold_or_child(),
         Action::Left => d.move_cursor(-1),
         Action::Right => d.move_cursor(1),
+        Action::Enter if d.tree_focus => d.toggle_or_bytes(),
         Action::Enter | Action::ToggleFocus => d.tree_focus = !d.tree_focus,
+        Action::FoldAll(open) => d.fold_all(*open),
         Action::SearchNext(forward) => return Some(d.search(*forward, layout)),
         _ => {}
     }
@@ -167,39 +300,97 @@ pub fn update(d: &mut Decoder, action: &Action, layout: Screen) -> Option<String
 }
 
 impl Decoder {
+    /// ← in the tree: closes an open group, else selects the parent; on a
+    /// field at the top, moves the hex cursor back a byte.
+    fn fold_or_parent(&mut self) {
+        let Some(n) = self.tree.nodes.get(self.sel) else { return };
+        if n.is_group() && self.folds.is_open(n) {
+            let n = n.clone();
+            self.folds.set(&n, false);
+        } else if let Some(p) = self.tree.parent(self.sel) {
+            self.select_node(p);
+            self.cursor = self.tree.nodes[p].range.start;
+        } else {
+            self.move_cursor(-1);
+        }
+    }
+
+    /// → in the tree: opens a closed group, else steps into its first part;
+    /// on a field, moves the hex cursor on a byte.
+    fn unfold_or_child(&mut self) {
+        let Some(n) = self.tree.nodes.get(self.sel) else { return };
+        if !n.is_group() {
+            self.move_cursor(1);
+        } else if !self.folds.is_open(n) {
+            let n = n.clone();
+            self.folds.set(&n, true);
+        } else {
+            self.sel += 1;
+            self.cursor = self.tree.nodes[self.sel].range.start;
+        }
+    }
+
+    /// Enter in the tree: a group opens or closes; a field hands the keys to
+    /// the hex pane at its first byte.
+    fn toggle_or_bytes(&mut self) {
+        let Some(n) = self.tree.nodes.get(self.sel).cloned() else { return };
+        if n.is_group() {
+            let open = self.folds.is_open(&n);
+            self.folds.set(&n, !open);
+        } else {
+            self.cursor = n.range.start;
+            self.tree_focus = false;
+        }
+    }
+
+    fn fold_all(&mut self, open: bool) {
+        self.folds.set_all(open);
+        // The selection stays shown: closing all selects its outermost group.
+        if let Some(&top) = self.tree.ancestors(self.sel).first().filter(|_| !open) {
+            self.sel = top;
+        }
+    }
+
     fn step(&mut self, delta: i64, layout: Screen) {
         if self.tree_focus {
-            let n = self.spans.len();
-            let want = (self.span_sel as i64).saturating_add(delta);
-            if self.window.is_some() && self.step_past_window(want) {
+            let rows = self.visible();
+            let pos = rows.iter().position(|&i| i >= self.sel).unwrap_or(0) as i64;
+            let want = pos.saturating_add(delta);
+            if self.window.is_some() && self.step_past_window(want, pos, rows.len()) {
                 self.keep_cursor_visible(layout);
                 return;
             }
-            self.span_sel = want.clamp(0, n.saturating_sub(1) as i64) as usize;
-            if let Some(s) = self.spans.get(self.span_sel) {
-                self.cursor = s.range.start;
+            let at = want.clamp(0, rows.len().saturating_sub(1) as i64) as usize;
+            if let Some(&node) = rows.get(at) {
+                self.sel = node;
+                self.cursor = self.tree.nodes[node].range.start;
             }
+            let before = self.tree.nodes.get(self.sel).map(|n| n.path.clone());
             self.follow_cursor();
+            // New spans near the cursor: keep the same field selected.
+            if let Some(i) = before.and_then(|p| self.tree.find(&p)) {
+                self.select_node(i);
+            }
         } else {
             let len = self.bytes.len() as i128;
-            self.cursor = (self.cursor as i128 + layout.hex_cols as i128 * delta as i128)
-                .clamp(0, (len - 1).max(0)) as u64;
+            let bpr = self.panes(layout.width).bytes_per_row as i128;
+            self.cursor = (self.cursor as i128 + bpr * delta as i128).clamp(0, (len - 1).max(0)) as u64;
             self.follow_cursor();
             self.select_span_at_cursor();
         }
         self.keep_cursor_visible(layout);
     }
 
-    /// In a windowed file, a tree step beyond the fields shown moves the
-    /// cursor to the field after the last one (or before the first element)
-    /// and shows the fields there. `false` when the step stays inside.
-    fn step_past_window(&mut self, want: i64) -> bool {
+    /// In a windowed file, a tree step beyond the rows shown moves the cursor
+    /// to the field after the last one (or before the first element) and
+    /// shows the fields there. `false` when the step stays inside.
+    fn step_past_window(&mut self, want: i64, pos: i64, shown: usize) -> bool {
         let Some((win, range)) = &self.window else { return false };
         let header = win.header.len() as i64;
         let len = self.bytes.len() as u64;
-        let target = if want >= self.spans.len() as i64 {
-            self.spans.last().map(|s| s.range.end).filter(|&end| end < len)
-        } else if want < header && range.start > 0 && (self.span_sel as i64) >= header {
+        let target = if want >= shown as i64 {
+            self.spans.iter().map(|s| s.range.end).max().filter(|&end| end < len)
+        } else if want < header && range.start > 0 && pos >= header {
             self.spans.get(header as usize).map(|s| s.range.start.saturating_sub(1))
         } else {
             None
@@ -220,15 +411,16 @@ impl Decoder {
         self.select_span_at_cursor();
     }
 
+    /// Selects the innermost field under the hex cursor, opening its groups.
     fn select_span_at_cursor(&mut self) {
-        if let Some(i) = self.span_at(self.cursor) {
-            self.span_sel = i;
+        if let Some(node) = self.span_at(self.cursor).and_then(|i| self.tree.node_of_span(i)) {
+            self.select_node(node);
         }
     }
 
     fn keep_cursor_visible(&mut self, layout: Screen) {
         let page = layout.page.max(1) as u64;
-        let row = self.cursor / layout.hex_cols.max(1);
+        let row = self.cursor / self.panes(layout.width).bytes_per_row;
         if row < self.top {
             self.top = row;
         } else if row >= self.top + page {
@@ -245,9 +437,15 @@ impl Decoder {
         self.tree_focus = false;
         self.follow_cursor();
         self.select_span_at_cursor();
+        // A jump into damage selects the damage (a torn tail's `leftover`,
+        // say, rather than the good-looking magic inside it).
+        let bad = self.spans.iter().enumerate().filter(|(_, s)| !s.is_ok() && s.contains(offset));
+        if let Some(node) = bad.min_by_key(|(_, s)| s.len()).and_then(|(i, _)| self.tree.node_of_span(i)) {
+            self.select_node(node);
+        }
         // A jump shows what comes after the offset too: its row a third of
         // the way down the page.
-        let row = offset / layout.hex_cols.max(1);
+        let row = offset / self.panes(layout.width).bytes_per_row;
         self.top = row.saturating_sub(layout.page as u64 / 3);
         Ok(())
     }
@@ -304,13 +502,16 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         );
         return;
     };
-    let [body, problems] =
-        Layout::vertical([Constraint::Min(4), Constraint::Length(if d.problems.is_empty() { 0 } else { 3 })])
-            .areas(area);
-    let tree_w = if area.width >= 124 { 46 } else { 26.min(area.width / 3) };
-    let [tree, hex] = Layout::horizontal([Constraint::Length(tree_w), Constraint::Min(20)]).areas(body);
+    let problems_h = if d.problems.is_empty() { 0 } else { 3 };
+    let [body, problems] = Layout::vertical([Constraint::Min(4), Constraint::Length(problems_h)]).areas(area);
+    let p = d.panes(area.width);
+    let [left, hex] = Layout::horizontal([Constraint::Length(p.tree), Constraint::Min(0)]).areas(body);
+    // The detail pane under the tree; a short terminal gives it fewer rows.
+    let detail_h = if left.height >= 24 { 9 } else { 7.min(left.height / 2) };
+    let [tree, detail] = Layout::vertical([Constraint::Min(3), Constraint::Length(detail_h)]).areas(left);
     render_tree(f, tree, d);
-    render_hex(f, hex, d);
+    render_detail(f, detail, d);
+    render_hex(f, hex, d, p.bytes_per_row);
     if !d.problems.is_empty() {
         let text: Vec<Line> =
             d.problems.iter().map(|p| Line::styled(p.clone(), Style::new().fg(Color::Red))).collect();
@@ -322,26 +523,21 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
 }
 
 fn render_tree(f: &mut Frame, area: Rect, d: &Decoder) {
-    let rows = list_rows(area) + 1;
-    let start = d.span_sel.saturating_sub(rows / 2).min(d.spans.len().saturating_sub(rows));
-    let items: Vec<ListItem> = d
-        .spans
+    let rows_shown = area.height.saturating_sub(2) as usize;
+    let rows = d.visible();
+    let pos = rows.iter().position(|&i| i == d.sel).unwrap_or(0);
+    let start = pos.saturating_sub(rows_shown / 2).min(rows.len().saturating_sub(rows_shown));
+    let digits = offset_digits(d.bytes.len() as u64);
+    let inner = area.width.saturating_sub(2) as usize;
+    // Values line up in one column, as far right as the widest label shown
+    // (but never past half the pane).
+    let value_col =
+        rows[start..].iter().take(rows_shown).map(|&i| label_width(&d.tree.nodes[i])).max().unwrap_or(0);
+    let value_col = value_col.min(inner.saturating_sub(digits + 1) / 2).max(8);
+    let lines: Vec<Line> = rows[start..]
         .iter()
-        .enumerate()
-        .skip(start)
-        .take(rows)
-        .map(|(i, s)| {
-            let mark = if s.is_ok() { "" } else { " ✗" };
-            let text = format!(
-                "{:>6} {} {}{mark}",
-                s.range.start,
-                s.name,
-                s.value.as_deref().map(|v| format!("= {v}")).unwrap_or_default()
-            );
-            let style = role_style(s.role, s.is_ok());
-            let style = if i == d.span_sel { style.add_modifier(Modifier::REVERSED) } else { style };
-            ListItem::new(Line::styled(text, style))
-        })
+        .take(rows_shown)
+        .map(|&i| tree_line(d, i, digits, value_col, i == d.sel))
         .collect();
     let focus = if d.tree_focus { " [keys]" } else { "" };
     let shown = match &d.window {
@@ -349,58 +545,154 @@ fn render_tree(f: &mut Frame, area: Rect, d: &Decoder) {
         None => format!("{} fields", d.spans.len()),
     };
     let title = format!("{} — {shown}{focus}", d.kind.map_or("raw", |k| k.id()));
-    f.render_widget(List::new(items).block(Block::default().borders(Borders::ALL).title(title)), area);
+    f.render_widget(Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)), area);
 }
 
-/// Bytes per hex row that fit in a pane `width` wide (16, or 8 when narrow).
-pub fn bytes_per_row(width: u16) -> u64 {
-    if width >= 80 {
-        16
-    } else {
-        8
+/// One tree row: offset, indent, fold mark, label, then the value column.
+fn tree_line(d: &Decoder, i: usize, digits: usize, value_col: usize, selected: bool) -> Line<'static> {
+    let n = &d.tree.nodes[i];
+    let mark = match (n.is_group(), d.folds.is_open(n)) {
+        (false, _) => "  ",
+        (true, true) => "▾ ",
+        (true, false) => "▸ ",
+    };
+    let own = n.span.map(|s| &d.spans[s]);
+    let style = match own {
+        Some(s) => role_style(s.role, s.is_ok()),
+        None if n.bad > 0 => role_style(crate::format::span::Role::Value, false),
+        None => Style::new().add_modifier(Modifier::BOLD),
+    };
+    let label = format!("{}{mark}{}", "  ".repeat(n.depth), n.label);
+    let pad = value_col.saturating_sub(label.chars().count()) + 1;
+    let value = d.value_text(i);
+    let value_style =
+        if n.bad > 0 { role_style(crate::format::span::Role::Value, false) } else { Style::new() };
+    let mut spans = vec![
+        Span::styled(format!("{:>digits$x} ", n.range.start), Style::new().add_modifier(Modifier::DIM)),
+        Span::styled(label, style),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(value, value_style),
+    ];
+    if selected {
+        for s in &mut spans {
+            s.style = s.style.add_modifier(Modifier::REVERSED);
+        }
+    }
+    Line::from(spans)
+}
+
+/// The selected node whole: where its bytes are, the bytes, what they
+/// decode to, and whether the decoder found them good (for a checksum,
+/// stored against computed).
+fn render_detail(f: &mut Frame, area: Rect, d: &Decoder) {
+    if area.height == 0 {
+        return;
+    }
+    let Some(n) = d.selected_node() else { return };
+    let own = n.span.map(|s| &d.spans[s]);
+    let dim = Style::new().add_modifier(Modifier::DIM);
+    let field = |k: &str, v: String, style: Style| {
+        Line::from(vec![Span::styled(format!("{k:<7}"), dim), Span::styled(v, style)])
+    };
+    let len = n.range.end - n.range.start;
+    let role = own.map_or("group".to_string(), |s| s.role.as_str().to_string());
+    let mut lines = vec![
+        field(
+            "bytes",
+            format!("{:#x}..{:#x}  ({} B, {role})", n.range.start, n.range.end, len),
+            Style::new(),
+        ),
+        field("raw", raw_bytes(&d.bytes, &n.range, 16), Style::new()),
+    ];
+    match own.and_then(|s| s.value.clone()) {
+        Some(v) => lines.push(field("value", v, Style::new())),
+        None if n.is_group() => lines.push(field(
+            "parts",
+            format!("{} direct, {} in all", n.children, n.end - d.sel - 1),
+            Style::new(),
+        )),
+        None => {}
+    }
+    let red = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+    let green = Style::new().fg(Color::Green);
+    lines.push(match own {
+        Some(s) if !s.is_ok() => field("status", format!("✗ {}", s.reason.as_deref().unwrap_or("bad")), red),
+        _ if n.bad > 0 => field("status", format!("✗ {} bad field(s) inside", n.bad), red),
+        // Parquet's page CRCs are optional and not compared by the decoder.
+        Some(s) if s.role == crate::format::span::Role::Checksum && d.kind != Some(FileKind::Parquet) => {
+            field("status", "✓ stored = computed over the bytes it covers".into(), green)
+        }
+        Some(s) if s.role == crate::format::span::Role::Checksum => {
+            field("status", "– stored; not compared here (verify --deep reads the pages)".into(), dim)
+        }
+        _ => field("status", "✓ decoded without complaint".into(), green),
+    });
+    let block = Block::default().borders(Borders::ALL).title(format!("detail — {}", n.path));
+    f.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), area);
+}
+
+/// Up to `max` bytes of `range` in hex, `…` when there are more.
+fn raw_bytes(bytes: &[u8], range: &std::ops::Range<u64>, max: u64) -> String {
+    let end = range.end.min(range.start + max).min(bytes.len() as u64);
+    let shown = bytes.get(range.start as usize..end as usize).unwrap_or(&[]);
+    let mut out: Vec<String> = shown.iter().map(|b| format!("{b:02x}")).collect();
+    if range.end > end {
+        out.push("…".into());
+    }
+    out.join(" ")
+}
+
+/// A byte's class, as hexyl colours it: NUL, printable ASCII, ASCII white
+/// space, other ASCII, and bytes above 0x7f.
+fn byte_class(b: u8) -> (Style, char) {
+    match b {
+        0 => (Style::new().fg(Color::DarkGray), '⋄'),
+        b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => (Style::new().fg(Color::Green), '_'),
+        b if b.is_ascii_graphic() => (Style::new().fg(Color::Cyan), b as char),
+        b if b.is_ascii() => (Style::new().fg(Color::Green), '•'),
+        _ => (Style::new().fg(Color::Yellow), '×'),
     }
 }
 
-fn render_hex(f: &mut Frame, area: Rect, d: &Decoder) {
-    let rows = list_rows(area) + 1;
-    let bpr = bytes_per_row(area.width);
-    let sel = d.spans.get(d.span_sel).map(|s| s.range.clone());
+/// The colour of a byte in the hex pane: its field's role colour where the
+/// role has one (magic, lengths, checksums, bad bytes), else its class.
+/// `near` holds the spans that reach the rows drawn.
+fn byte_style(near: &[&ByteSpan], off: u64, b: u8) -> Style {
+    let class = byte_class(b).0;
+    let owner = near.iter().filter(|s| s.range.contains(&off)).min_by_key(|s| s.len());
+    match owner {
+        Some(s) => {
+            let role = role_style(s.role, s.is_ok());
+            if role == Style::new() {
+                class
+            } else {
+                role
+            }
+        }
+        None => class,
+    }
+}
+
+fn render_hex(f: &mut Frame, area: Rect, d: &Decoder, bpr: u64) {
+    let rows = area.height.saturating_sub(2) as usize;
+    let sel = d.selected_node().map(|n| n.range.clone());
     // The update step scrolls by the page the terminal's size gives; the
     // pane can be shorter (the problems pane takes rows), and the cursor's
     // row is drawn whatever it is.
     let cursor_row = d.cursor / bpr;
     let top = if cursor_row >= d.top + rows as u64 { cursor_row + 1 - rows as u64 } else { d.top };
-    // Owner of each visible byte, found once per row window.
+    // The spans that reach the rows drawn, found once: a file can have tens
+    // of thousands, and every byte drawn asks which one owns it.
+    let (first, last) = (top * bpr, (top + rows as u64) * bpr);
+    let near: Vec<&ByteSpan> =
+        d.spans.iter().filter(|s| s.range.start < last && s.range.end > first).collect();
     let mut lines = Vec::with_capacity(rows);
     for r in 0..rows as u64 {
-        let row = top + r;
-        let start = row * bpr;
+        let start = (top + r) * bpr;
         if start >= d.bytes.len() as u64 {
             break;
         }
-        let mut spans =
-            vec![Span::styled(format!("{start:08x}  "), Style::new().add_modifier(Modifier::DIM))];
-        let mut ascii = String::new();
-        for i in 0..bpr {
-            let off = start + i;
-            let Some(&b) = d.bytes.get(off as usize) else {
-                spans.push(Span::raw("   "));
-                continue;
-            };
-            let owner = d.span_at(off).map(|k| &d.spans[k]);
-            let mut style = owner.map_or(Style::new(), |s| role_style(s.role, s.is_ok()));
-            if sel.as_ref().is_some_and(|r| r.contains(&off)) {
-                style = style.add_modifier(Modifier::REVERSED);
-            }
-            if off == d.cursor {
-                style = style.add_modifier(Modifier::UNDERLINED | Modifier::BOLD);
-            }
-            spans.push(Span::styled(format!("{b:02x}"), style));
-            spans.push(Span::raw(if i == 7 && bpr == 16 { "  " } else { " " }));
-            ascii.push(if b.is_ascii_graphic() || b == b' ' { b as char } else { '.' });
-        }
-        spans.push(Span::styled(format!(" {ascii}"), Style::new().add_modifier(Modifier::DIM)));
-        lines.push(Line::from(spans));
+        lines.push(hex_line(d, &near, start, bpr, sel.as_ref()));
     }
     let focus = if d.tree_focus { "" } else { " [keys]" };
     let title = format!(
@@ -410,4 +702,36 @@ fn render_hex(f: &mut Frame, area: Rect, d: &Decoder) {
         d.cursor
     );
     f.render_widget(Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)), area);
+}
+
+/// One hex row: offset, `bpr` bytes (a gap after the eighth), characters.
+fn hex_line(
+    d: &Decoder,
+    near: &[&ByteSpan],
+    start: u64,
+    bpr: u64,
+    sel: Option<&std::ops::Range<u64>>,
+) -> Line<'static> {
+    let mut spans = vec![Span::styled(format!("{start:08x}  "), Style::new().add_modifier(Modifier::DIM))];
+    let mut chars = vec![Span::raw(" ")];
+    for i in 0..bpr {
+        let off = start + i;
+        let Some(&b) = d.bytes.get(off as usize) else {
+            spans.push(Span::raw("   "));
+            continue;
+        };
+        let mut style = byte_style(near, off, b);
+        if sel.is_some_and(|r| r.contains(&off)) {
+            style = style.add_modifier(Modifier::REVERSED);
+        }
+        if off == d.cursor {
+            style = style.add_modifier(Modifier::UNDERLINED | Modifier::BOLD);
+        }
+        spans.push(Span::styled(format!("{b:02x}"), style));
+        spans.push(Span::raw(if i == 7 && bpr == 16 { "  " } else { " " }));
+        let (class, c) = byte_class(b);
+        chars.push(Span::styled(c.to_string(), class));
+    }
+    spans.extend(chars);
+    Line::from(spans)
 }

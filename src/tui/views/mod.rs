@@ -12,6 +12,7 @@ pub mod prefixes;
 pub mod query;
 pub mod store;
 pub mod timeline;
+pub mod tree;
 pub mod triage;
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -77,12 +78,6 @@ pub fn render(f: &mut Frame, app: &App) {
     if app.monochrome {
         monochrome(f.buffer_mut());
     }
-}
-
-/// Bytes per hex row the decoder uses at this terminal width.
-pub fn hex_cols_for(width: u16) -> u64 {
-    let tree_w = if width >= 124 { 46 } else { 26.min(width / 3) };
-    decoder::bytes_per_row(width.saturating_sub(tree_w))
 }
 
 /// `sel` moved by `delta` within `0..len`.
