@@ -14,7 +14,7 @@ use cottas_tui::demo;
 use cottas_tui::store::log::index::LogIndex;
 use cottas_tui::tui::action::{self, Action};
 use cottas_tui::tui::effect::Effect;
-use cottas_tui::tui::state::{App, Tab};
+use cottas_tui::tui::state::{App, QueryTable, Tab};
 use cottas_tui::tui::{views, worker};
 
 /// The state after everything the UI loads at start has arrived (the
@@ -341,6 +341,78 @@ fn the_query_view_shows_results_from_the_worker() {
     assert!(t.contains("Results — ") && t.contains(" rows in "), "{t}");
     assert!(a.status.contains("rows in"), "{}", a.status);
     assert_eq!(a.query.history.len(), 1);
+}
+
+/// Results stream: the worker sends the first screenful as soon as it
+/// exists and the rest with the outcome; the table shows the first rows
+/// while the query still runs. A query stopped part way keeps its rows.
+#[test]
+fn query_results_stream_in_and_a_stopped_query_keeps_its_rows() {
+    use cottas_tui::tui::effect::Effect;
+    use cottas_tui::tui::worker::Msg;
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Query;
+    a.query.text = "SELECT * WHERE { GRAPH ?g { ?a ?b ?c } GRAPH ?h { ?d ?e ?f } }".into();
+    let effects = action::update(&mut a, Action::RunQuery);
+    let Some(Effect::Query { text: query, token }) =
+        effects.iter().find(|e| matches!(e, Effect::Query { .. }))
+    else {
+        panic!("a query effect")
+    };
+    // The worker's messages, in the order it sends them.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let effect = Effect::Query { text: query.clone(), token: token.clone() };
+    cottas_tui::sparql::limits::on_request_stack(|| worker::perform(&store, effect, &tx));
+    let msgs: Vec<Msg> = rx.try_iter().collect();
+    assert!(msgs.len() >= 2, "rows, then the outcome");
+    let Msg::QueryRows(_, first) = &msgs[0] else { panic!("rows first") };
+    assert_eq!(first.len(), 100, "the first screenful as soon as it exists");
+    let mut msgs = msgs.into_iter();
+    act(&mut a, Action::Worker(msgs.next().unwrap()));
+    assert!(a.query.running.is_some() && a.status.starts_with("100 rows so far"), "{}", a.status);
+    let t = text(&draw(&a, 100, 30));
+    assert!(t.contains("Results — 100 rows so far"), "rows are shown while the query runs: {t}");
+    for m in msgs {
+        act(&mut a, Action::Worker(m));
+    }
+    let quads = a.query.result.as_ref().unwrap().rows.len();
+    let n = (quads as f64).sqrt() as usize;
+    assert!(n > 10 && n * n == quads, "{quads} rows: every pair of quads");
+    assert!(a.status.starts_with(&format!("{quads} rows in")), "{}", a.status);
+
+    // Stopped part way: the rows so far stay, the status says so.
+    let _not_run = action::update(&mut a, Action::RunQuery);
+    assert!(a.query.result.is_none(), "a new run clears the last result");
+    act(&mut a, Action::Worker(Msg::QueryRows(vec!["a".into()], vec![vec!["<x>".into()]; 100])));
+    act(&mut a, Action::CancelQuery);
+    let stopped = QueryTable { error: Some("cancelled".into()), total: 100, ..Default::default() };
+    act(&mut a, Action::Worker(Msg::QueryDone(stopped)));
+    assert_eq!(a.query.result.as_ref().unwrap().rows.len(), 100);
+    assert!(a.status.starts_with("stopped after 100 rows"), "{}", a.status);
+    let t = text(&draw(&a, 100, 30));
+    assert!(t.contains("Results — stopped after 100 rows") && t.contains("<x>"), "{t}");
+}
+
+/// The store's most frequent namespaces are read from the current
+/// version's dictionaries beside the first query, once per version, and name
+/// IRIs in every result after.
+#[test]
+fn the_stores_namespaces_are_read_once_per_version() {
+    use cottas_tui::tui::effect::Effect;
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Query;
+    let effects = action::update(&mut a, Action::RunQuery);
+    assert!(effects.iter().any(|e| matches!(e, Effect::Namespaces)), "read beside the first query");
+    worker::settle(&mut a, effects);
+    let (version, list) = a.query.store_namespaces.clone().expect("read");
+    assert_eq!(version, "v2");
+    assert!(list.iter().any(|(ns, _)| ns == "https://demo.cottas.example/people/"), "{list:?}");
+    let t = text(&draw(&a, 120, 30));
+    assert!(t.contains("people:"), "{t}");
+    let again = action::update(&mut a, Action::RunQuery);
+    assert!(!again.iter().any(|e| matches!(e, Effect::Namespaces)), "not read twice for one version");
 }
 
 #[test]
@@ -968,6 +1040,12 @@ fn the_timeline_shows_a_compaction_as_it_happens() {
     assert!(t.contains("compaction of v2 started") && t.contains("folding 4 batches of epochs 2..=2"), "{t}");
     let (x, y) = find(&b, "(folding)").unwrap();
     assert_eq!(b[(x, y)].fg, Color::Yellow, "the epochs being folded");
+    // On the log axis, the folding epoch's band is yellow too, and the
+    // current version's marker (epoch 1, below every batch) at its start.
+    let (x, y) = find(&b, "log │").unwrap();
+    assert_eq!(b[(x + 5, y)].fg, Color::Yellow, "{t}");
+    let marks = t.lines().nth(y as usize + 2).unwrap();
+    assert!(marks.contains("▲v2 (current)"), "{t}");
     assert!(t.contains("folding 5/21 rows"), "the gauge: {t}");
     // Another writer appends; the watcher's report re-indexes the log.
     cottas_tui::sparql::update::Updater::open(&store, None)

@@ -11,7 +11,7 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModif
 use super::effect::Effect;
 use super::state::{App, Compaction, Pending, Repair, Tab};
 use super::views::{self, corpus::CorpusMove, store::StoreMove, triage::TriageMove};
-use super::worker::{self, CompactEnd, Msg};
+use super::worker::{CompactEnd, Msg};
 use crate::sparql::run::OutputFormat;
 
 pub enum Action {
@@ -223,7 +223,19 @@ fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
             let count = app.log.as_ref().map_or(0, |l| l.count);
             app.log_view.update(&action, count, app.screen.page).then(Vec::new)
         }
-        Tab::Query => app.query.update(&action, &mut app.status),
+        Tab::Query => app.query.update(&action, &mut app.status).map(|mut effects| {
+            // A query run on a version whose namespaces are not read yet
+            // reads them beside it.
+            let current = app.listing.as_ref().and_then(|l| l.current.clone());
+            let known = app.query.store_namespaces.as_ref().map(|(v, _)| v.clone());
+            if effects.iter().any(|e| matches!(e, Effect::Query { .. }))
+                && current.is_some()
+                && known != current
+            {
+                effects.push(Effect::Namespaces);
+            }
+            effects
+        }),
         Tab::Timeline => None,
     };
     if used.is_none() && matches!(action, Action::Back) {
@@ -690,6 +702,10 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
         }
         Msg::Planned(Ok(confirm)) => app.confirm = Some(confirm),
         Msg::Planned(Err(why)) => app.status = why,
+        Msg::QueryRows(vars, rows) => query_rows(app, vars, rows),
+        // Without them IRIs are still named from the result alone.
+        Msg::Namespaces(Ok((version, list))) => app.query.namespaces_read(version, list),
+        Msg::Namespaces(Err(_)) => {}
         Msg::QueryDone(t) => query_done(app, t),
         Msg::CompactProgress(p) => {
             if p.phase != crate::compact::CompactPhase::Planning {
@@ -755,21 +771,53 @@ fn verified(app: &mut App, r: Result<crate::triage::verify::Report, String>) {
     app.triage.finished(r);
 }
 
+/// Rows of the running query: the table grows as they come (the first
+/// ones reset the view and choose the prefixes).
+fn query_rows(app: &mut App, vars: Vec<String>, rows: Vec<Vec<String>>) {
+    if app.query.running.is_none() {
+        return;
+    }
+    let first = app.query.result.is_none();
+    let table =
+        app.query.result.get_or_insert_with(|| super::state::QueryTable { vars, ..Default::default() });
+    table.rows.extend(rows);
+    let n = table.rows.len();
+    if first {
+        app.query.scroll = 0;
+        app.query.col = 0;
+        let rows = app.query.result.as_ref().map(|r| r.rows.as_slice()).unwrap_or_default();
+        app.query.prefixes = app.query.prefixes_for(rows);
+    }
+    app.status = format!("{n} rows so far… (Ctrl-C stops)");
+}
+
+/// The query's outcome, with the rows not streamed yet. A query stopped or
+/// failed part way keeps the rows it produced.
 fn query_done(app: &mut App, t: super::state::QueryTable) {
     let took = app.query.running.take().map(|(s, _)| s.elapsed()).unwrap_or(t.elapsed);
     let ms = took.as_secs_f64() * 1e3;
-    app.status = match (&t.error, t.boolean) {
+    let streamed = app.query.result.take();
+    let mut table = streamed.unwrap_or_else(|| {
+        app.query.scroll = 0;
+        app.query.col = 0;
+        super::state::QueryTable::default()
+    });
+    if table.vars.is_empty() {
+        table.vars = t.vars;
+    }
+    table.rows.extend(t.rows);
+    (table.error, table.boolean, table.elapsed, table.total) = (t.error, t.boolean, t.elapsed, t.total);
+    let n = table.rows.len();
+    app.status = match (&table.error, table.boolean) {
+        (Some(e), _) if e == "cancelled" => format!("stopped after {n} rows, {ms:.1} ms"),
+        (Some(e), _) if n > 0 => format!("error after {n} rows: {e}"),
         (Some(e), _) => format!("error: {e}"),
         (None, Some(b)) => format!("ASK: {b} in {ms:.1} ms"),
-        _ => {
-            let more = if t.rows.len() >= worker::MAX_ROWS { "+ (display limit)" } else { "" };
-            format!("{} rows{more} in {ms:.1} ms", t.rows.len())
-        }
+        _ if table.total > n => format!("{} rows in {ms:.1} ms ({n} shown: display limit)", table.total),
+        _ => format!("{n} rows in {ms:.1} ms"),
     };
-    app.query.scroll = 0;
-    app.query.col = 0;
-    app.query.prefixes = views::prefixes::for_result(&app.query.text, &t.rows);
-    app.query.result = Some(t);
+    app.query.prefixes = app.query.prefixes_for(&table.rows);
+    app.query.result = Some(table);
 }
 
 /// Re-lists versions and re-indexes the log (after a change on disk).

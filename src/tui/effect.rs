@@ -23,6 +23,8 @@ pub enum Effect {
         path: PathBuf,
         at: Option<u64>,
     },
+    /// The current version's most frequent namespaces → `Msg::Namespaces`.
+    Namespaces,
     /// Run a query for the results table → `Msg::QueryDone`.
     Query {
         text: String,

@@ -48,6 +48,36 @@ pub fn version_details(chunk: &Path, dir: &Path) -> VersionDetails {
     VersionDetails { dir: dir.to_path_buf(), row_groups, files }
 }
 
+/// Dictionary tokens sampled per column for the store's namespaces.
+const NAMESPACE_SAMPLE: u32 = 4096;
+
+/// The current version's most frequent namespaces, from its dictionaries:
+/// every predicate and graph, and an even sample of subjects and objects
+/// (reads a few thousand tokens, whatever the store's size). With the
+/// version's directory name, so a cached list is known stale after a flip.
+pub fn namespaces(chunk: &Path) -> Result<(String, Vec<(String, usize)>), String> {
+    let store = crate::store::versions::open::Store::open(chunk).map_err(|e| e.to_string())?;
+    let version =
+        store.layout.version_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut tokens: Vec<String> = Vec::new();
+    for c in 0..4 {
+        let Some(dict) = store.sidecars.dict(c) else { continue };
+        let n = dict.len() as u64;
+        // Predicates are few and each names a namespace people query by:
+        // all of them (up to 16 samples' worth).
+        let cap = if c == 1 { 16 * NAMESPACE_SAMPLE } else { NAMESPACE_SAMPLE };
+        let take = n.min(u64::from(cap));
+        for k in 0..take {
+            let id = (k * n / take.max(1)) as u32;
+            if let Ok(t) = dict.token(id) {
+                tokens.push(String::from_utf8_lossy(t).into_owned());
+            }
+        }
+    }
+    let list = crate::tui::views::prefixes::frequent_namespaces(tokens.iter().map(String::as_str), 16);
+    Ok((version, list))
+}
+
 /// Above this size a sidecar is shown windowed (`inspect::window`) and any
 /// file is mapped rather than read.
 pub const LARGE_FILE: u64 = 32 << 20;

@@ -104,6 +104,8 @@ pub struct QueryTable {
     pub error: Option<String>,
     /// For ASK.
     pub boolean: Option<bool>,
+    /// Rows the query produced (more than `rows` past the display limit).
+    pub total: usize,
 }
 
 /// What a confirmed dialog starts.

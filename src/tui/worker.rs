@@ -66,6 +66,11 @@ pub enum Msg {
     CorpusVerified(Vec<(PathBuf, FileStatus)>),
     /// A plan to confirm, or why there is nothing to confirm.
     Planned(Result<Confirm, String>),
+    /// Rows of the running query as they are produced (in order; the rest
+    /// and the outcome come with `QueryDone`).
+    QueryRows(Vec<String>, Vec<Vec<String>>),
+    /// The current version (its directory name) and its namespaces.
+    Namespaces(Result<(String, Vec<(String, usize)>), String>),
     QueryDone(QueryTable),
     CompactProgress(CompactProgress),
     CompactDone(CompactEnd),
@@ -118,7 +123,8 @@ pub fn perform(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
             Msg::LogIndexed(Box::new(LogIndex::build(&chunk.join(crate::store::versions::layout::LOG))))
         }
         Effect::OpenFile { path, at } => Msg::Opened(load::open_file(&path).map(Box::new), at),
-        Effect::Query { text, token } => Msg::QueryDone(query_table(chunk, &text, token)),
+        Effect::Namespaces => Msg::Namespaces(load::namespaces(chunk)),
+        Effect::Query { text, token } => Msg::QueryDone(query_table(chunk, &text, token, tx)),
         Effect::Export { text, out, format } => Msg::Exported(export(chunk, &text, &out, format)),
         Effect::Update(text) => Msg::Wrote(update(chunk, &text)),
         Effect::PlanCompaction => Msg::Planned(plan_compaction(chunk)),
@@ -249,15 +255,61 @@ fn verify_corpus(root: &Path) -> Vec<(PathBuf, FileStatus)> {
     chunks.into_iter().zip(counted).collect()
 }
 
-fn query_table(chunk: &Path, text: &str, token: CancellationToken) -> QueryTable {
+/// Rows of a running query on their way to the UI: the first screenful as
+/// soon as it exists, then what came meanwhile every `EVERY`; the rows not
+/// yet sent go with the outcome.
+struct RowStream<'a> {
+    tx: &'a Sender<Msg>,
+    vars: Vec<String>,
+    pending: Vec<Vec<String>>,
+    /// Rows produced so far (sent, pending, and those past `MAX_ROWS`).
+    seen: usize,
+    sent: usize,
+    last: Instant,
+}
+
+/// Rows that make a first screen; sent as soon as they exist.
+const FIRST: usize = 100;
+const EVERY: Duration = Duration::from_millis(200);
+
+impl RowStream<'_> {
+    fn push(&mut self, row: impl FnOnce() -> Vec<String>) {
+        self.seen += 1;
+        if self.sent + self.pending.len() < MAX_ROWS {
+            self.pending.push(row());
+        }
+        let first = self.sent == 0 && self.pending.len() >= FIRST;
+        if first || (!self.pending.is_empty() && self.last.elapsed() >= EVERY) {
+            self.sent += self.pending.len();
+            self.last = Instant::now();
+            let _ = self.tx.send(Msg::QueryRows(self.vars.clone(), std::mem::take(&mut self.pending)));
+        }
+    }
+}
+
+fn query_table(chunk: &Path, text: &str, token: CancellationToken, tx: &Sender<Msg>) -> QueryTable {
     let started = Instant::now();
-    let mut table = run_for_table(chunk, text, token)
-        .unwrap_or_else(|e| QueryTable { error: Some(e), ..QueryTable::default() });
+    let mut stream =
+        RowStream { tx, vars: Vec::new(), pending: Vec::new(), seen: 0, sent: 0, last: Instant::now() };
+    let outcome = run_for_table(chunk, text, token, &mut stream);
+    let mut table =
+        QueryTable { vars: stream.vars, rows: stream.pending, total: stream.seen, ..QueryTable::default() };
+    match outcome {
+        Ok(boolean) => table.boolean = boolean,
+        Err(e) => table.error = Some(e),
+    }
     table.elapsed = started.elapsed();
     table
 }
 
-fn run_for_table(chunk: &Path, text: &str, token: CancellationToken) -> Result<QueryTable, String> {
+/// Evaluates `text`, handing solutions (or triples) to `out` as they come;
+/// an ASK's answer is returned.
+fn run_for_table(
+    chunk: &Path,
+    text: &str,
+    token: CancellationToken,
+    out: &mut RowStream,
+) -> Result<Option<bool>, String> {
     let query = crate::sparql::limits::parse_query(SparqlParser::new(), text)
         .map_err(|e| crate::sparql::run::QueryError::from(e).to_string())?;
     let store = Store::open(chunk).map_err(|e| e.to_string())?;
@@ -273,35 +325,26 @@ fn run_for_table(chunk: &Path, text: &str, token: CancellationToken) -> Result<Q
             e.to_string()
         }
     };
-    let mut table = QueryTable::default();
     match evaluator.prepare(&query).execute(dataset).map_err(cancelled)? {
-        QueryResults::Boolean(b) => table.boolean = Some(b),
+        QueryResults::Boolean(b) => return Ok(Some(b)),
         QueryResults::Solutions(sols) => {
-            table.vars = sols.variables().iter().map(|v| v.as_str().to_string()).collect();
+            out.vars = sols.variables().iter().map(|v| v.as_str().to_string()).collect();
             for s in sols {
                 let s = s.map_err(cancelled)?;
-                if table.rows.len() < MAX_ROWS {
-                    let cells =
-                        s.values().iter().map(|t| t.as_ref().map(|t| t.to_string()).unwrap_or_default());
-                    table.rows.push(cells.collect());
-                }
+                out.push(|| {
+                    s.values().iter().map(|t| t.as_ref().map(|t| t.to_string()).unwrap_or_default()).collect()
+                });
             }
         }
         QueryResults::Graph(triples) => {
-            table.vars = vec!["subject".into(), "predicate".into(), "object".into()];
+            out.vars = vec!["subject".into(), "predicate".into(), "object".into()];
             for t in triples {
                 let t = t.map_err(cancelled)?;
-                if table.rows.len() < MAX_ROWS {
-                    table.rows.push(vec![
-                        t.subject.to_string(),
-                        t.predicate.to_string(),
-                        t.object.to_string(),
-                    ]);
-                }
+                out.push(|| vec![t.subject.to_string(), t.predicate.to_string(), t.object.to_string()]);
             }
         }
     }
-    Ok(table)
+    Ok(None)
 }
 
 fn export(chunk: &Path, text: &str, out: &Path, format: OutputFormat) -> Result<String, String> {

@@ -1,7 +1,9 @@
 //! Short names for long IRIs in the results table: the query's own PREFIX
-//! declarations first, then well-known vocabularies, then the namespaces
-//! the result itself uses most, each named after its last path segment.
-//! Pure functions of the query text and the cells, run once per result.
+//! declarations first, then well-known vocabularies, then the store's most
+//! frequent namespaces (named once per version, so a namespace keeps its
+//! name from one result to the next), then the namespaces the result itself
+//! uses most; each named after its last path segment. Pure functions of the
+//! query text, the store's namespaces and the cells, run once per result.
 
 use std::collections::HashMap;
 
@@ -77,8 +79,37 @@ fn name_for(ns: &str) -> String {
     }
 }
 
-/// The prefixes for a result of `query` with these rows.
-pub fn for_result(query: &str, rows: &[Vec<String>]) -> Prefixes {
+/// The namespaces of a sample of IRIs (dictionary tokens: `<iri>` or a
+/// literal with a datatype), most frequent first, those seen at least twice.
+pub fn frequent_namespaces<'a>(tokens: impl Iterator<Item = &'a str>, keep: usize) -> Vec<(String, usize)> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for t in tokens {
+        for iri in iris(t) {
+            if let Some(ns) = namespace(iri) {
+                *counts.entry(ns).or_default() += 1;
+            }
+        }
+    }
+    let mut v: Vec<(String, usize)> =
+        counts.into_iter().filter(|(_, n)| *n >= 2).map(|(ns, n)| (ns.to_string(), n)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.truncate(keep);
+    v
+}
+
+/// A name for `ns` that no entry has taken: its last segment, else `nsN`.
+fn fresh_name(entries: &[(String, String)], ns: &str) -> String {
+    let taken = |p: &str| entries.iter().any(|(n, _)| n == p);
+    let name = name_for(ns);
+    if !name.is_empty() && !taken(&name) {
+        return name;
+    }
+    (1..).map(|i| format!("ns{i}")).find(|n| !taken(n)).expect("unbounded")
+}
+
+/// The prefixes for a result of `query` with these rows, over a store whose
+/// most frequent namespaces are `store` (most frequent first).
+pub fn for_result(query: &str, rows: &[Vec<String>], store: &[(String, usize)]) -> Prefixes {
     let mut entries = declared(query);
     let known = |entries: &[(String, String)], ns: &str| entries.iter().any(|(_, n)| n == ns);
     let taken = |entries: &[(String, String)], p: &str| entries.iter().any(|(n, _)| n == p);
@@ -95,15 +126,26 @@ pub fn for_result(query: &str, rows: &[Vec<String>]) -> Prefixes {
             entries.push((p.to_string(), ns.to_string()));
         }
     }
-    let mut frequent: Vec<(&str, usize)> =
-        counts.into_iter().filter(|(ns, n)| *n >= 2 && !known(&entries, ns)).collect();
-    frequent.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    // The store's namespaces are named in the store's order whatever the
+    // result holds (stable names); only those the result uses are kept.
     let mut auto = Vec::new();
-    for (ns, _) in frequent.into_iter().take(AUTO) {
-        let mut name = name_for(ns);
-        if name.is_empty() || taken(&entries, &name) {
-            name = (1..).map(|i| format!("ns{i}")).find(|n| !taken(&entries, n)).expect("unbounded");
+    let mut named = entries.clone();
+    let store: Vec<&(String, usize)> =
+        store.iter().filter(|(ns, _)| !known(&entries, ns)).take(AUTO).collect();
+    for (ns, _) in store {
+        let name = fresh_name(&named, ns);
+        named.push((name.clone(), ns.clone()));
+        if counts.contains_key(ns.as_str()) {
+            entries.push((name.clone(), ns.clone()));
+            auto.push((name, ns.clone()));
         }
+    }
+    let mut frequent: Vec<(&str, usize)> =
+        counts.into_iter().filter(|(ns, n)| *n >= 2 && !known(&named, ns)).collect();
+    frequent.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    for (ns, _) in frequent.into_iter().take(AUTO.saturating_sub(auto.len())) {
+        let name = fresh_name(&named, ns);
+        named.push((name.clone(), ns.to_string()));
         entries.push((name.clone(), ns.to_string()));
         auto.push((name, ns.to_string()));
     }
@@ -159,7 +201,7 @@ mod tests {
             vec!["<https://demo.example/people/grace>".to_string(), "<https://ex.example/a/b>".into()],
             vec!["<https://demo.example/people/has space?>".to_string(), "\"x\"@en".into()],
         ];
-        let p = for_result(q, &rows);
+        let p = for_result(q, &rows, &[]);
         assert_eq!(p.auto, [("people".to_string(), "https://demo.example/people/".to_string())]);
         assert_eq!(abbreviate(&rows[0][0], &p), "people:ada");
         assert_eq!(abbreviate(&rows[0][1], &p), "\"1\"^^xsd:integer");
@@ -177,9 +219,35 @@ mod tests {
     fn a_namespace_without_a_usable_name_is_numbered() {
         let rows: Vec<Vec<String>> =
             (0..3).map(|i| vec![format!("<https://h.example/2024/{i}x>"), format!("<urn:x:{i}>")]).collect();
-        let p = for_result("", &rows);
+        let p = for_result("", &rows, &[]);
         let names: Vec<&str> = p.auto.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["ns1"], "an IRI with no / or # has no namespace: {p:?}");
         assert_eq!(abbreviate("<https://h.example/2024/1x>", &p), "ns1:1x");
+    }
+
+    /// A namespace frequent in the store keeps its name whatever the result
+    /// holds, even used once; one the result does not use stays out of the
+    /// legend but keeps its name reserved.
+    #[test]
+    fn the_stores_namespaces_name_first_and_stay_stable() {
+        let tokens = [
+            "<https://s.example/people/a>",
+            "<https://s.example/people/b>",
+            "<https://t.example/people/c>",
+            "<https://t.example/people/d>",
+            "<https://t.example/people/e>",
+            "\"1\"^^<https://u.example/types#int>",
+        ];
+        let store = frequent_namespaces(tokens.into_iter(), 10);
+        assert_eq!(store, [("https://t.example/people/".into(), 3), ("https://s.example/people/".into(), 2)]);
+        let one = vec![vec!["<https://s.example/people/z>".to_string()]];
+        let p = for_result("", &one, &store);
+        assert_eq!(p.auto, [("ns1".to_string(), "https://s.example/people/".to_string())], "people is t's");
+        assert_eq!(abbreviate(&one[0][0], &p), "ns1:z");
+        let both =
+            vec![vec!["<https://t.example/people/q>".to_string(), "<https://s.example/people/r>".into()]];
+        let p = for_result("", &both, &store);
+        assert_eq!(abbreviate(&both[0][0], &p), "people:q");
+        assert_eq!(abbreviate(&both[0][1], &p), "ns1:r", "the same name as in the other result");
     }
 }

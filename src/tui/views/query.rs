@@ -34,6 +34,9 @@ pub struct QueryState {
     /// IRIs shown whole instead of under prefixes.
     pub full_iris: bool,
     pub prefixes: Prefixes,
+    /// The current version's most frequent namespaces (from its
+    /// dictionaries, read once per version on a worker): (version, list).
+    pub store_namespaces: Option<(String, Vec<(String, usize)>)>,
 }
 
 pub fn bindings(q: &QueryState) -> Vec<(&'static str, &'static str)> {
@@ -106,6 +109,20 @@ impl QueryState {
         self.result.as_ref().map_or(0, |r| r.vars.len())
     }
 
+    /// The prefixes for these rows of the current query.
+    pub fn prefixes_for(&self, rows: &[Vec<String>]) -> Prefixes {
+        let store = self.store_namespaces.as_ref().map_or(&[][..], |(_, v)| v.as_slice());
+        super::prefixes::for_result(&self.text, rows, store)
+    }
+
+    /// The store's namespaces arrive: the result on screen is named again.
+    pub fn namespaces_read(&mut self, version: String, list: Vec<(String, usize)>) {
+        self.store_namespaces = Some((version, list));
+        if let Some(r) = &self.result {
+            self.prefixes = self.prefixes_for(&r.rows);
+        }
+    }
+
     /// A cell as the table shows it.
     pub fn shown(&self, cell: &str) -> String {
         if self.full_iris {
@@ -155,6 +172,9 @@ impl QueryState {
         self.editing = false;
         let token = spareval::CancellationToken::new();
         self.running = Some((Instant::now(), token.clone()));
+        // Rows of this run replace the last result as they arrive.
+        self.result = None;
+        self.detail = false;
         *status = "running…".into();
         vec![Effect::Query { text, token }]
     }
@@ -186,7 +206,8 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         );
         return;
     };
-    if let Some(e) = &r.error {
+    // A query stopped or failed part way shows the rows it produced.
+    if let Some(e) = r.error.as_ref().filter(|_| r.rows.is_empty()) {
         f.render_widget(
             Paragraph::new(Line::styled(e.clone(), Style::new().fg(Color::Red)))
                 .wrap(Wrap { trim: false })
@@ -262,12 +283,21 @@ fn render_table(f: &mut Frame, area: Rect, q: &QueryState, r: &QueryTable) {
             if m { " →" } else { "" }
         ),
     };
-    let title = format!(
-        "Results — {} rows in {:.1} ms (row {}){more}",
-        r.rows.len(),
-        r.elapsed.as_secs_f64() * 1e3,
-        q.scroll + 1
-    );
+    let title = match (&q.running, &r.error) {
+        (Some(_), _) => format!("Results — {} rows so far (row {}){more}", r.rows.len(), q.scroll + 1),
+        (None, Some(e)) if e == "cancelled" => {
+            format!("Results — stopped after {} rows (row {}){more}", r.rows.len(), q.scroll + 1)
+        }
+        (None, Some(_)) => {
+            format!("Results — {} rows, then an error (row {}){more}", r.rows.len(), q.scroll + 1)
+        }
+        (None, None) => format!(
+            "Results — {} rows in {:.1} ms (row {}){more}",
+            r.rows.len(),
+            r.elapsed.as_secs_f64() * 1e3,
+            q.scroll + 1
+        ),
+    };
     let constraints: Vec<Constraint> = widths.iter().map(|w| Constraint::Length(*w)).collect();
     f.render_widget(
         Table::new(rows, constraints)

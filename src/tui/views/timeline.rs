@@ -1,9 +1,11 @@
-//! Epochs over time: batches per epoch, where each version's marker falls,
-//! the live compacted-epoch line, and a running compaction's progress.
+//! Epochs over time: the log as one horizontal axis (batch order, to scale)
+//! with each epoch a band and each version's compacted-epoch marker an edge
+//! between bands; below it batches per epoch, the live compacted-epoch line,
+//! and a running compaction's progress.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge, Paragraph};
 use ratatui::Frame;
 
@@ -159,7 +161,141 @@ fn render_progress(f: &mut Frame, gauge: Rect, c: &crate::tui::state::Compaction
     );
 }
 
-/// Batches per epoch, and each version's marker among them.
+/// How one epoch's batches stand: folded into the current version, being
+/// folded by the running compaction, appended meanwhile (to be carried), or
+/// pending.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpochState {
+    Folded,
+    Folding,
+    Carried,
+    Pending,
+}
+
+impl EpochState {
+    pub fn of(e: u64, current: Option<u64>, folding: Option<(Option<u64>, u64)>) -> EpochState {
+        let shadowed = current.is_some_and(|m| e <= m);
+        match folding {
+            Some((old, new)) if !shadowed && old.is_none_or(|o| e > o) && e <= new => EpochState::Folding,
+            Some((_, new)) if e > new => EpochState::Carried,
+            _ if shadowed => EpochState::Folded,
+            _ => EpochState::Pending,
+        }
+    }
+
+    fn note(self) -> &'static str {
+        match self {
+            EpochState::Folding => " (folding)",
+            EpochState::Carried => " (appended: will be carried)",
+            EpochState::Folded => " (folded)",
+            EpochState::Pending => "",
+        }
+    }
+
+    fn style(self) -> Style {
+        match self {
+            EpochState::Folding => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            EpochState::Carried => Style::new().fg(Color::Magenta),
+            EpochState::Folded => Style::new().fg(Color::DarkGray),
+            EpochState::Pending => Style::new().fg(Color::Cyan),
+        }
+    }
+}
+
+/// Columns for each count so that they add up to `width` in proportion,
+/// every non-empty count getting at least one while there is room.
+pub fn to_scale(counts: &[usize], width: usize) -> Vec<usize> {
+    let total: usize = counts.iter().sum();
+    if total == 0 || width == 0 {
+        return vec![0; counts.len()];
+    }
+    let mut cols: Vec<usize> = counts.iter().map(|&n| n * width / total).collect();
+    // Rounding leaves columns over: to the largest remainders first.
+    let mut rest: Vec<usize> = (0..counts.len()).collect();
+    rest.sort_by_key(|&i| std::cmp::Reverse((counts[i] * width) % total));
+    let mut left = width - cols.iter().sum::<usize>();
+    for &i in rest.iter().cycle().take(counts.len() * 2) {
+        if left == 0 {
+            break;
+        }
+        if counts[i] > 0 {
+            cols[i] += 1;
+            left -= 1;
+        }
+    }
+    // An epoch too small to show takes a column from the widest.
+    for i in 0..counts.len() {
+        if counts[i] > 0 && cols[i] == 0 {
+            let widest = (0..cols.len()).max_by_key(|&j| cols[j]).unwrap_or(i);
+            if cols[widest] > 1 {
+                cols[widest] -= 1;
+                cols[i] = 1;
+            }
+        }
+    }
+    cols
+}
+
+/// The log as an axis: a band per epoch (to scale, alternating shades so
+/// neighbours with the same state stay apart), the epochs' names under
+/// their bands, and each version's marker as an edge (`┃` on the axis, its
+/// name under it). `markers` are (compacted epoch, version, is current).
+pub fn axis(
+    epochs: &[(u64, usize)],
+    markers: &[(u64, String, bool)],
+    state: impl Fn(u64) -> EpochState,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let total: usize = epochs.iter().map(|(_, n)| n).sum();
+    let cols = to_scale(&epochs.iter().map(|(_, n)| *n).collect::<Vec<_>>(), width);
+    // The column after the last batch each marker covers.
+    let edge =
+        |m: u64| -> usize { epochs.iter().zip(&cols).filter(|((e, _), _)| *e <= m).map(|(_, c)| c).sum() };
+    let edges: Vec<(usize, &str, bool)> =
+        markers.iter().map(|(m, name, cur)| (edge(*m), name.as_str(), *cur)).collect();
+    let mut bands: Vec<Span> = vec![Span::styled("log │", Style::new().add_modifier(Modifier::DIM))];
+    let mut names = String::from("     ");
+    let mut at = 0;
+    for (k, ((e, _), &w)) in epochs.iter().zip(&cols).enumerate() {
+        let style = state(*e).style();
+        let shade = if k % 2 == 0 { '█' } else { '▓' };
+        let mut band = String::new();
+        for c in at..at + w {
+            let edge_here = c > 0 && edges.iter().any(|(x, _, _)| *x == c);
+            band.push(if edge_here { '┃' } else { shade });
+        }
+        bands.push(Span::styled(band, style));
+        let label = format!("e{e}");
+        if w > label.len() {
+            names.push_str(&format!("{label:<w$}"));
+        } else {
+            names.push_str(&" ".repeat(w));
+        }
+        at += w;
+    }
+    bands.push(Span::styled(format!("│ {total} batches"), Style::new().add_modifier(Modifier::DIM)));
+    let mut marks: Vec<Span> = vec![Span::raw("     ")];
+    let mut sorted = edges.clone();
+    sorted.sort_by_key(|(x, _, _)| *x);
+    let mut cursor = 0;
+    for (x, name, current) in sorted {
+        let text = if current { format!("▲{name} (current)") } else { format!("▲{name}") };
+        let pad = x.saturating_sub(cursor);
+        marks.push(Span::raw(" ".repeat(pad)));
+        let style = if current {
+            Style::new().fg(Color::Green).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().fg(Color::Yellow)
+        };
+        cursor += pad + text.chars().count() + 1;
+        marks.push(Span::styled(text, style));
+        marks.push(Span::raw(" "));
+    }
+    vec![Line::from(bands), Line::from(names.trim_end().to_string()), Line::from(marks)]
+}
+
+/// The log as an axis, then batches per epoch and each version's marker
+/// among them.
 fn render_epochs(f: &mut Frame, body: Rect, app: &App) {
     let marker = app.current_marker();
     let mut markers: Vec<(u64, String, bool)> = app
@@ -177,25 +313,21 @@ fn render_epochs(f: &mut Frame, body: Rect, app: &App) {
     let mut all: Vec<u64> = epochs.iter().map(|(e, _)| *e).chain(markers.iter().map(|m| m.0)).collect();
     all.sort();
     all.dedup();
+    // While compacting: the epochs being folded, and those above the new
+    // marker (appended meanwhile, to be carried).
+    let folding = app.timeline.folding.filter(|_| app.compaction.is_some());
+    let state = |e| EpochState::of(e, marker, folding);
     let mut lines = Vec::new();
+    if !epochs.is_empty() {
+        let axis_w = body.width.saturating_sub(2 + 5 + 16).max(10) as usize;
+        lines.extend(axis(&epochs, &markers, state, axis_w));
+        lines.push(Line::from(""));
+    }
     for e in all {
         if let Some((_, n)) = epochs.iter().find(|(x, _)| *x == e) {
             let bar = "█".repeat((n * width).div_ceil(max));
-            let shadowed = marker.is_some_and(|m| e <= m);
-            // While compacting: the epochs being folded, and those above
-            // the new marker (appended meanwhile, to be carried).
-            let folding = app.timeline.folding.filter(|_| app.compaction.is_some());
-            let (note, style) = match folding {
-                Some((old, new)) if !shadowed && old.is_none_or(|o| e > o) && e <= new => {
-                    (" (folding)", Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD))
-                }
-                Some((_, new)) if e > new => {
-                    (" (appended: will be carried)", Style::new().fg(Color::Magenta))
-                }
-                _ if shadowed => (" (folded)", Style::new().add_modifier(Modifier::DIM)),
-                _ => ("", Style::new().fg(Color::Cyan)),
-            };
-            lines.push(Line::styled(format!("epoch {e:>4} │{bar} {n} batches{note}"), style));
+            let st = state(e);
+            lines.push(Line::styled(format!("epoch {e:>4} │{bar} {n} batches{}", st.note()), st.style()));
         }
         for (_, name, current) in markers.iter().filter(|m| m.0 == e) {
             let text = format!(
@@ -219,4 +351,41 @@ fn render_epochs(f: &mut Frame, body: Rect, app: &App) {
             .block(Block::default().borders(Borders::ALL).title(format!("Epoch timeline — {hint}"))),
         body,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_to_scale_and_no_epoch_vanishes() {
+        assert_eq!(to_scale(&[30, 2], 32), vec![30, 2]);
+        assert_eq!(to_scale(&[1, 1_000_000], 20), vec![1, 19]);
+        assert_eq!(to_scale(&[1, 1, 1], 10).iter().sum::<usize>(), 10);
+        assert_eq!(to_scale(&[], 10), Vec::<usize>::new());
+        assert_eq!(to_scale(&[0, 5], 10), vec![0, 10]);
+    }
+
+    #[test]
+    fn the_axis_puts_bands_labels_and_marker_edges_in_log_order() {
+        let epochs = [(2, 30), (3, 10)];
+        let markers = [(2, "v3".to_string(), true), (1, "v2".to_string(), false)];
+        let state = |e| EpochState::of(e, Some(2), None);
+        let lines = axis(&epochs, &markers, state, 40);
+        let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        assert_eq!(text[0].chars().filter(|&c| c == '█' || c == '▓' || c == '┃').count(), 40);
+        // v3's edge after epoch 2's 30 columns; epoch 3 from there.
+        assert_eq!(text[0].chars().nth(5 + 30), Some('┃'), "{}", text[0]);
+        assert!(text[0].ends_with("│ 40 batches"), "{}", text[0]);
+        assert_eq!(text[1].find("e3"), Some(5 + 30), "{}", text[1]);
+        assert!(text[2].contains("▲v2") && text[2].contains("▲v3 (current)"), "{}", text[2]);
+        assert_eq!(
+            text[2].chars().position(|c| c == '▲'),
+            Some(5),
+            "v2 covers no batch of the log: at its start"
+        );
+        // Folded epoch 2 is grey, pending epoch 3 cyan.
+        assert_eq!(lines[0].spans[1].style.fg, Some(Color::DarkGray));
+        assert_eq!(lines[0].spans[2].style.fg, Some(Color::Cyan));
+    }
 }
