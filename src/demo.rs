@@ -258,11 +258,24 @@ fn pending_log() -> Vec<u8> {
 /// A changed byte in the middle of v2's subject dictionary and the start
 /// of a batch that never finished at the end of the log.
 fn damage(chunk: &Path) -> Result<()> {
+    damage_subject_dictionary(chunk)?;
+    tear_log_tail(chunk)
+}
+
+/// Flips a bit in the middle of v2's subject dictionary: what `verify`
+/// reports as a digest mismatch and `repair rebuild-sidecars v2` mends.
+/// Public so tests damage stores the way the demo does.
+pub fn damage_subject_dictionary(chunk: &Path) -> Result<()> {
     let dict = chunk.join("v2/data.cottas.s.dict");
     let mut bytes = fs::read(&dict)?;
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x20;
-    write_synced(&dict, &bytes)?;
+    write_synced(&dict, &bytes)
+}
+
+/// Appends the first 10 bytes of a batch frame that never finished (its
+/// length cut short): a torn tail, as a crash mid-append leaves.
+pub fn tear_log_tail(chunk: &Path) -> Result<()> {
     let log = chunk.join("data.deltalog");
     let mut bytes = fs::read(&log)?;
     bytes.extend_from_slice(b"DLB1\x01\x00\x00\x00\x40\x00");

@@ -84,10 +84,7 @@ fn find(b: &Buffer, needle: &str) -> Option<(u16, u16)> {
 
 /// Appends the start of a batch that never finished.
 fn tear_the_log_tail(store: &Path) {
-    let log = store.join("data.deltalog");
-    let mut bytes = std::fs::read(&log).unwrap();
-    bytes.extend_from_slice(b"DLB1\x01\x00\x00\x00\x40\x00");
-    std::fs::write(&log, &bytes).unwrap();
+    demo::tear_log_tail(store).unwrap();
 }
 
 fn demo_store() -> (tempfile::TempDir, std::path::PathBuf) {
@@ -608,11 +605,7 @@ fn each_view_handles_its_own_keys() {
 /// Changes one byte in the middle of the subject dictionary of v2: its
 /// header still decodes, its digest and its cells no longer agree.
 fn damage_the_subject_dictionary(store: &Path) {
-    let dict = store.join("v2/data.cottas.s.dict");
-    let mut bytes = std::fs::read(&dict).unwrap();
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0x20;
-    std::fs::write(&dict, bytes).unwrap();
+    demo::damage_subject_dictionary(store).unwrap();
 }
 
 /// The selected finding (the view keeps its order).

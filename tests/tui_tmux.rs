@@ -77,6 +77,14 @@ fn have_tmux() -> bool {
 }
 
 /// The binary on `store` under a new tmux session of 80×24.
+/// The demo store in a temp dir (kept alive by the first value).
+fn demo_store() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("demo");
+    cottas_tui::demo::ensure(&store, false).unwrap();
+    (dir, store)
+}
+
 fn start(store: &Path, args: &str) -> Session {
     let bin = env!("CARGO_BIN_EXE_cottas-tui");
     start_command(&format!("{bin} {} {args}", store.display()))
@@ -102,9 +110,7 @@ fn a_person_at_the_keyboard() {
     if !have_tmux() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("demo");
-    cottas_tui::demo::ensure(&store, false).unwrap();
+    let (dir, store) = demo_store();
     let damaged = dir.path().join("damaged");
     copy_dir(&store, &damaged);
     let marker = damaged.join("v2/data.compacted-epoch");
@@ -241,9 +247,7 @@ fn a_corpus_at_the_keyboard() {
 /// A demo store under tmux with a compaction started from the keyboard
 /// (`:compact`, `y`), held at a debug pause (`POINT=MS`).
 fn compaction_held_at(pause: &str) -> (tempfile::TempDir, std::path::PathBuf, Session) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("demo");
-    cottas_tui::demo::ensure(&store, false).unwrap();
+    let (dir, store) = demo_store();
     let bin = env!("CARGO_BIN_EXE_cottas-tui");
     let s = start_command(&format!(
         "COTTAS_TUI_DEBUG_PAUSE={pause} {bin} {} --write 2>/dev/null",

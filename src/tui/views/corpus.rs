@@ -83,10 +83,9 @@ impl CorpusView {
     pub fn update(&mut self, action: &Action) -> Option<CorpusMove> {
         let n = self.chunks.as_ref().map_or(0, Vec::len);
         match action {
-            Action::Up(k) => self.sel = super::move_sel(self.sel, n, -(*k as isize)),
-            Action::Down(k) => self.sel = super::move_sel(self.sel, n, *k as isize),
-            Action::Top => self.sel = 0,
-            Action::Bottom => self.sel = n.saturating_sub(1),
+            Action::Up(_) | Action::Down(_) | Action::Top | Action::Bottom => {
+                self.sel = super::list_move(self.sel, n, action).unwrap_or(self.sel)
+            }
             Action::ClickRow(row) => match super::list_index(*row, 0) {
                 Some(i) if i < n => self.sel = i,
                 _ => return None,

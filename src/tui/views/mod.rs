@@ -80,6 +80,19 @@ pub fn render(f: &mut Frame, app: &App) {
     }
 }
 
+/// Where a list's selection goes for a move (`j`/`k`, pages, `g`/`G`), in
+/// a list of `len` rows; `None` for any other action.
+pub fn list_move(sel: usize, len: usize, action: &super::action::Action) -> Option<usize> {
+    use super::action::Action;
+    Some(match action {
+        Action::Up(k) => move_sel(sel, len, -(*k as isize)),
+        Action::Down(k) => move_sel(sel, len, *k as isize),
+        Action::Top => 0,
+        Action::Bottom => len.saturating_sub(1),
+        _ => return None,
+    })
+}
+
 /// `sel` moved by `delta` within `0..len`.
 pub fn move_sel(sel: usize, len: usize, delta: isize) -> usize {
     if len == 0 {

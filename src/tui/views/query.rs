@@ -80,10 +80,9 @@ impl QueryState {
     pub fn update(&mut self, action: &Action, status: &mut String) -> Option<Vec<Effect>> {
         let n = self.result.as_ref().map_or(0, |r| r.rows.len());
         match action {
-            Action::Up(k) => self.scroll = super::move_sel(self.scroll, n, -(*k as isize)),
-            Action::Down(k) => self.scroll = super::move_sel(self.scroll, n, *k as isize),
-            Action::Top => self.scroll = 0,
-            Action::Bottom => self.scroll = n.saturating_sub(1),
+            Action::Up(_) | Action::Down(_) | Action::Top | Action::Bottom => {
+                self.scroll = super::list_move(self.scroll, n, action).unwrap_or(self.scroll)
+            }
             Action::Left => self.col = self.col.saturating_sub(1),
             Action::Right => self.col = (self.col + 1).min(self.columns().saturating_sub(1)),
             Action::Enter if self.result.is_some() => self.detail = !self.detail,
