@@ -825,6 +825,39 @@ fn demo_corpus() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, root)
 }
 
+/// The corpus list on screen is made again once it is `RELIST_EVERY` old:
+/// a new chunk and another process's append show up without a key, and
+/// the selection stays on the chunk it was on.
+#[test]
+fn the_corpus_list_is_made_again_when_it_is_old() {
+    use cottas_tui::tui::views::corpus::RELIST_EVERY;
+    let (_d, root) = demo_corpus();
+    let mut a = App::for_corpus(&root, false);
+    let effects = a.startup();
+    worker::settle(&mut a, effects);
+    act(&mut a, Action::Down(1)); // broken
+    let pending = |a: &App, name: &str| {
+        let chunks = a.corpus.as_ref().unwrap().chunks.clone().unwrap();
+        chunks.iter().find(|c| c.name == name).and_then(|c| c.pending_batches)
+    };
+    let before = pending(&a, "alpha").unwrap();
+    act(&mut a, Action::Tick);
+    assert!(a.corpus.as_ref().unwrap().listing.is_none(), "a fresh list is not made again");
+    cottas_tui::sparql::update::Updater::open(&root.join("alpha"), None)
+        .unwrap()
+        .apply("INSERT DATA { <https://example.org/meanwhile> <https://example.org/p> 1 }")
+        .unwrap();
+    demo::ensure(&root.join("aardvark"), false).unwrap();
+    let old = std::time::Instant::now().checked_sub(RELIST_EVERY).unwrap();
+    a.corpus.as_mut().unwrap().listed_at = Some(old);
+    act(&mut a, Action::Tick);
+    assert_eq!(pending(&a, "alpha"), Some(before + 1), "the append is counted");
+    let t = text(&draw(&a, 100, 24));
+    assert!(t.contains("4 chunks") && t.contains("aardvark") && t.contains("listed 0 s ago"), "{t}");
+    let c = a.corpus.as_ref().unwrap();
+    assert_eq!(c.chunks.as_ref().unwrap()[c.sel].name, "broken", "the selection follows its chunk");
+}
+
 /// `cottas-tui ROOT` on a corpus root lists its chunks (as `corpus list`
 /// sees them); `v` verifies every chunk; Enter opens one in the chunk views,
 /// and Esc comes back to the list.

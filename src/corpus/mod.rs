@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::store::log::Log;
+use crate::format::deltalog::BatchFrame;
+use crate::store::log::{is_visible, Log};
 use crate::store::versions::layout::{self, CURRENT, LOG};
 use crate::store::versions::open::Store;
 use crate::store::versions::{self as versions};
@@ -135,20 +136,41 @@ pub fn summarize(root: &Path, chunk: &Path) -> ChunkSummary {
 fn summarize_log(store: &Store, s: &mut ChunkSummary) {
     s.base_quads = Some(store.base.num_rows());
     let marker = store.marker.map(|m| m.epoch);
-    let log = match store.layout.log.as_deref().map(Log::read) {
-        None | Some(Ok(None)) => {
+    let Some(path) = store.layout.log.as_deref() else {
+        (s.pending_batches, s.shadowed_batches) = (Some(0), Some(0));
+        return;
+    };
+    let map = match Log::map(path) {
+        Ok(Some(map)) => map,
+        Ok(None) => {
             (s.pending_batches, s.shadowed_batches) = (Some(0), Some(0));
             return;
         }
-        Some(Ok(Some(log))) => log,
-        Some(Err(e)) => return note_error(s, e),
+        Err(e) => return note_error(s, e),
     };
-    if let Err(e) = log.refuse_hidden("refusing to answer without them") {
+    // Counted batch by batch over the mapped file: a chunk's summary holds
+    // one batch in memory, whatever its log's length.
+    let mut counts = (0usize, 0usize); // (pending, shadowed)
+    let tally = |c: &mut (usize, usize), f: &BatchFrame| {
+        if is_visible(f.batch.epoch, marker) {
+            c.0 += 1;
+        } else {
+            c.1 += 1;
+        }
+    };
+    let scanned = match Log::scan(path, &map, &mut |f| tally(&mut counts, &f)) {
+        Ok(scanned) => scanned,
+        Err(e) => return note_error(s, e),
+    };
+    if let Some(frames) = &scanned.legacy {
+        counts = (0, 0);
+        frames.iter().for_each(|f| tally(&mut counts, f));
+    }
+    if let Err(e) = scanned.tail.refuse_hidden(path, "refusing to answer without them") {
         return note_error(s, e);
     }
-    s.pending_batches = Some(log.visible(marker).count());
-    s.shadowed_batches = Some(log.shadowed(marker).count());
-    if let Some(d) = log.tail.damage() {
+    (s.pending_batches, s.shadowed_batches) = (Some(counts.0), Some(counts.1));
+    if let Some(d) = scanned.tail.damage() {
         s.status =
             format!("log tail damaged: {} bytes at byte {} ({:?}); see `verify`", d.len, d.offset, d.reason);
     }

@@ -194,7 +194,13 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Resize { width, height } => resize(app, width, height),
         Action::Worker(msg) => return worker_msg(app, msg),
-        Action::Tick => app.tick = app.tick.wrapping_add(1),
+        Action::Tick => {
+            app.tick = app.tick.wrapping_add(1);
+            // The corpus list on screen is made again now and then.
+            if let Some(c) = app.corpus.as_mut().filter(|c| c.stale() && app.tab == Tab::Corpus) {
+                return list_corpus(c);
+            }
+        }
         Action::CancelQuery => {
             app.query.update(&action, &mut app.status);
         }
@@ -276,10 +282,19 @@ fn switch_tab(app: &mut App, forward: bool) -> Vec<Effect> {
 /// chunk the first time it is shown.
 fn entered(app: &mut App) -> Vec<Effect> {
     let unverified = app.triage.report().is_none() && app.triage.error.is_none();
-    match (app.tab, &app.corpus) {
+    match (app.tab, app.corpus.as_mut()) {
         (Tab::Triage, _) if unverified => start_verify(app, false),
-        (Tab::Corpus, Some(c)) => vec![Effect::ListCorpus(c.root.clone())],
+        (Tab::Corpus, Some(c)) => list_corpus(c),
         _ => Vec::new(),
+    }
+}
+
+/// The corpus's chunks listed again, unless a listing is on its way.
+fn list_corpus(c: &mut views::corpus::CorpusView) -> Vec<Effect> {
+    if c.ask_listing() {
+        vec![Effect::ListCorpus(c.root.clone())]
+    } else {
+        Vec::new()
     }
 }
 
@@ -296,7 +311,7 @@ fn corpus_action(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
             app.status = format!("opened {}", chunk.display());
             app.open_chunk(&chunk)
         }
-        CorpusMove::Refresh => vec![Effect::ListCorpus(corpus.root.clone())],
+        CorpusMove::Refresh => list_corpus(corpus),
         CorpusMove::VerifyAll if corpus.verifying => {
             app.status = "verify is already running".into();
             Vec::new()

@@ -240,7 +240,8 @@ impl App {
     /// What to load first: the corpus's chunks; or the versions (then the
     /// selected one's files) and the log's index.
     pub fn startup(&mut self) -> Vec<super::effect::Effect> {
-        if let Some(c) = self.corpus.as_ref().filter(|c| c.opened.is_none()) {
+        if let Some(c) = self.corpus.as_mut().filter(|c| c.opened.is_none()) {
+            c.ask_listing();
             return vec![super::effect::Effect::ListCorpus(c.root.clone())];
         }
         self.refreshing = true;

@@ -38,21 +38,15 @@ pub struct LogIndex {
 impl LogIndex {
     pub fn build(path: &Path) -> LogIndex {
         let mut ix = LogIndex { path: path.to_path_buf(), ..LogIndex::default() };
-        let map = match std::fs::File::open(path) {
-            // SAFETY: read-only map. The log is appended to, cut after its
-            // committed batches (the only bytes a window reads), or replaced
-            // by rename; never rewritten in place.
-            Ok(file) => unsafe { memmap2::Mmap::map(&file) },
-            Err(e) => Err(e),
-        };
-        let map = match map {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        // Windows read only committed batches, which never change in place.
+        let map = match Log::map(path) {
+            Ok(Some(m)) => m,
+            Ok(None) => {
                 ix.error = Some(format!("{}: no such file", path.display()));
                 return ix;
             }
             Err(e) => {
-                ix.error = Some(format!("{}: {e}", path.display()));
+                ix.error = Some(e.to_string());
                 return ix;
             }
         };

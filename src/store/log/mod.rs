@@ -163,9 +163,30 @@ impl Log {
     /// An error when damage hides committed batches: answering (or appending)
     /// without them would be silently wrong. `doing` says what was refused.
     pub fn refuse_hidden(&self, doing: &str) -> Result<(), StoreError> {
-        let Tail::Hiding(d, hidden) = &self.tail else { return Ok(()) };
+        self.tail.refuse_hidden(&self.path, doing)
+    }
+
+    /// The log file mapped read-only, for [`Log::scan`]; `Ok(None)` when
+    /// there is no such file.
+    pub fn map(path: &Path) -> Result<Option<memmap2::Mmap>, StoreError> {
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::io(path, e)),
+        };
+        // SAFETY: read-only map. The log is appended to, cut after its
+        // committed batches, or replaced by rename; never rewritten in place,
+        // so the committed bytes a scan reads do not change under it.
+        unsafe { memmap2::Mmap::map(&file) }.map(Some).map_err(|e| StoreError::io(path, e))
+    }
+}
+
+impl Tail {
+    /// An error when damage hides committed batches of the log at `path`.
+    pub fn refuse_hidden(&self, path: &Path, doing: &str) -> Result<(), StoreError> {
+        let Tail::Hiding(d, hidden) = self else { return Ok(()) };
         Err(StoreError::format(
-            &self.path,
+            path,
             d.offset,
             format!(
                 "the log is damaged here ({}), and {} valid batches follow the damage (the first at offset {}); \

@@ -33,7 +33,15 @@ pub struct CorpusView {
     pub verifying: bool,
     /// The chunk the chunk views show.
     pub opened: Option<PathBuf>,
+    /// A listing is on its way, asked for at this time.
+    pub listing: Option<std::time::Instant>,
+    /// When the list on screen was made.
+    pub listed_at: Option<std::time::Instant>,
 }
+
+/// How often the list is made again while it is on screen: other processes
+/// append, compact and repair, and the list should say so without a key.
+pub const RELIST_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What the corpus view asks of the app.
 pub enum CorpusMove {
@@ -65,13 +73,34 @@ impl CorpusView {
             verified: HashMap::new(),
             verifying: false,
             opened: None,
+            listing: None,
+            listed_at: None,
         }
     }
 
+    /// Asks for the list (again); `false` when one is already on its way.
+    pub fn ask_listing(&mut self) -> bool {
+        if self.listing.is_some() {
+            return false;
+        }
+        self.listing = Some(std::time::Instant::now());
+        true
+    }
+
+    /// Whether the list on screen is old enough to be made again.
+    pub fn stale(&self) -> bool {
+        self.listing.is_none() && self.listed_at.is_none_or(|t| t.elapsed() >= RELIST_EVERY)
+    }
+
+    /// A new list: the selection stays on the same chunk when it is still there.
     pub fn listed(&mut self, r: Result<Vec<ChunkSummary>, String>) {
+        self.listing = None;
+        self.listed_at = Some(std::time::Instant::now());
         match r {
             Ok(chunks) => {
-                self.sel = self.sel.min(chunks.len().saturating_sub(1));
+                let was = self.chunks.as_ref().and_then(|c| c.get(self.sel)).map(|c| c.path.clone());
+                let same = was.and_then(|p| chunks.iter().position(|c| c.path == p));
+                self.sel = same.unwrap_or(self.sel).min(chunks.len().saturating_sub(1));
                 self.chunks = Some(chunks);
                 self.error = None;
             }
@@ -173,7 +202,14 @@ pub fn render(f: &mut Frame, area: Rect, view: &CorpusView) {
     let title = match (&view.error, &view.chunks) {
         (Some(e), _) => format!("Corpus {}: {e}", view.root.display()),
         (None, None) => format!("Corpus {}: listing…", view.root.display()),
-        (None, Some(c)) => format!("Corpus {} — {} chunks", view.root.display(), c.len()),
+        (None, Some(c)) => {
+            let age = match (view.listing, view.listed_at) {
+                (Some(_), _) => "listing again…".to_string(),
+                (None, Some(t)) => format!("listed {} s ago", t.elapsed().as_secs()),
+                (None, None) => String::new(),
+            };
+            format!("Corpus {} — {} chunks, {age}", view.root.display(), c.len())
+        }
     };
     f.render_widget(
         Table::new(rows, widths).header(header).block(Block::default().borders(Borders::ALL).title(title)),
