@@ -177,7 +177,7 @@ fn a_click_selects_the_row_under_it_in_every_list() {
         };
         let (_, y) =
             find(&b, &needle).unwrap_or_else(|| panic!("{tab:?}: {needle:?} not on screen:\n{}", text(&b)));
-        act(&mut a, Action::ClickRow(y));
+        act(&mut a, Action::Click { col: 2, row: y });
         let b = draw(&a, 100, 30);
         let (x, y) = find(&b, &needle).unwrap();
         assert!(
@@ -507,6 +507,33 @@ fn the_decoder_tree_folds_and_details_a_bad_checksum() {
     assert!(text(&draw(&a, 130, 40)).contains("▸ batch[1]"));
 }
 
+/// A click on a tree row selects it; a click on a byte's digits or its
+/// character moves the hex cursor there and selects the field that owns it.
+#[test]
+fn clicks_in_the_decoder_land_on_the_row_and_the_byte_under_them() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    act(&mut a, Action::Resize { width: 130, height: 40 });
+    command(&mut a, ":open data.deltalog");
+    let b = draw(&a, 130, 40);
+    let (_, y) = find(&b, "version").unwrap();
+    act(&mut a, Action::Click { col: 3, row: y });
+    let d = a.decoder.as_ref().unwrap();
+    assert_eq!((d.selected_node().unwrap().path.as_str(), d.tree_focus), ("version", true));
+    let (x, y) = find(&b, "00000010").unwrap();
+    act(&mut a, Action::Click { col: x + 10, row: y });
+    let d = a.decoder.as_ref().unwrap();
+    assert_eq!((d.cursor, d.tree_focus), (0x10, false));
+    assert_eq!(d.selected_span().unwrap().name, "batch[0].length");
+    act(&mut a, Action::Click { col: x + 10 + 3 * 9 + 1, row: y }); // byte 9, past the gap
+    assert_eq!(a.decoder.as_ref().unwrap().cursor, 0x19);
+    act(&mut a, Action::Click { col: x + 60 + 3, row: y }); // the character of byte 3
+    assert_eq!(a.decoder.as_ref().unwrap().cursor, 0x13);
+    let before = a.decoder.as_ref().unwrap().cursor;
+    act(&mut a, Action::Click { col: x + 10 + 2, row: y }); // the space between bytes
+    assert_eq!(a.decoder.as_ref().unwrap().cursor, before, "a click between bytes moves nothing");
+}
+
 /// The hex pane is 16 bytes a row once the tree still has room beside it,
 /// 8 otherwise; the tree takes the rest. Bytes are coloured by class as
 /// hexyl does (printable ASCII cyan, NUL grey) where no role colours them.
@@ -676,7 +703,7 @@ fn the_triage_view_verifies_and_groups_findings_by_file() {
     a.triage.sel = 0;
     let b = draw(&a, 120, 34);
     let (_, header) = find(&b, "offset").unwrap();
-    act(&mut a, Action::ClickRow(header + 2));
+    act(&mut a, Action::Click { col: 2, row: header + 2 });
     assert_eq!(a.triage.sel, 1.min(report_len(&a) - 1));
 
     a.tab = Tab::Files;

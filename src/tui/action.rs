@@ -54,7 +54,11 @@ pub enum Action {
     ToggleIris,
     /// Decoder: open (`true`) or close every group of the structure tree.
     FoldAll(bool),
-    ClickRow(u16),
+    /// A mouse click at (column, row) of the screen.
+    Click {
+        col: u16,
+        row: u16,
+    },
     /// The terminal's size: list pages and hex rows follow it.
     Resize {
         width: u16,
@@ -97,7 +101,7 @@ pub fn from_event(app: &App, ev: Event) -> Option<Action> {
         Event::Mouse(m) => match m.kind {
             MouseEventKind::ScrollDown => Some(Action::Down(3)),
             MouseEventKind::ScrollUp => Some(Action::Up(3)),
-            MouseEventKind::Down(_) => Some(Action::ClickRow(m.row)),
+            MouseEventKind::Down(_) => Some(Action::Click { col: m.column, row: m.row }),
             _ => None,
         },
         Event::Resize(width, height) => Some(Action::Resize { width, height }),
@@ -220,6 +224,12 @@ fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
         Tab::Files => app.files.update(&action, &mut app.status),
         Tab::Decoder if matches!(action, Action::Back) => None,
         Tab::Decoder => app.decoder.as_mut().map(|d| {
+            if let Action::Click { col, row } = action {
+                // The frame's main area: under the tab bar, above the status
+                // line and the keybar.
+                let s = app.screen;
+                d.click(col, row, ratatui::layout::Rect::new(0, 1, s.width, s.height.saturating_sub(3)));
+            }
             if let Some(status) = views::decoder::update(d, &action, app.screen) {
                 app.status = status;
             }
@@ -390,6 +400,7 @@ fn resize(app: &mut App, width: u16, height: u16) {
     let frame = ratatui::layout::Rect::new(0, 0, width, height);
     app.screen.page = views::list_rows(frame).saturating_sub(4).max(1);
     app.screen.width = width;
+    app.screen.height = height;
 }
 
 /// `y` in a confirmation dialog: starts what it described.

@@ -188,7 +188,7 @@ mod tests {
         let mut d = open_file(&path).unwrap();
         assert!(d.window.is_some() && d.spans.len() < 10, "{} spans", d.spans.len());
         assert_eq!(d.spans[2].value.as_deref(), Some("300"), "num_rgs from the header");
-        let layout = Screen { page: 20, width: 120 };
+        let layout = Screen { page: 20, width: 120, height: 30 };
         let middle = 16 + 150 * 1_000_003 / 8;
         d.goto(middle, layout).unwrap();
         let sel = d.selected_span().unwrap();

@@ -177,6 +177,8 @@ pub struct Screen {
     pub page: usize,
     /// Columns: the decoder splits them between its panes.
     pub width: u16,
+    /// Rows of the terminal (a click is placed in the decoder's panes by them).
+    pub height: u16,
 }
 
 impl App {
@@ -211,7 +213,7 @@ impl App {
             quit: false,
             watched: Observed::default(),
             refreshing: false,
-            screen: Screen { page: 20, width: 120 },
+            screen: Screen { page: 20, width: 120, height: 30 },
             monochrome: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         }
     }

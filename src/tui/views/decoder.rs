@@ -502,16 +502,11 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         );
         return;
     };
-    let problems_h = if d.problems.is_empty() { 0 } else { 3 };
-    let [body, problems] = Layout::vertical([Constraint::Min(4), Constraint::Length(problems_h)]).areas(area);
-    let p = d.panes(area.width);
-    let [left, hex] = Layout::horizontal([Constraint::Length(p.tree), Constraint::Min(0)]).areas(body);
-    // The detail pane under the tree; a short terminal gives it fewer rows.
-    let detail_h = if left.height >= 24 { 9 } else { 7.min(left.height / 2) };
-    let [tree, detail] = Layout::vertical([Constraint::Min(3), Constraint::Length(detail_h)]).areas(left);
-    render_tree(f, tree, d);
-    render_detail(f, detail, d);
-    render_hex(f, hex, d, p.bytes_per_row);
+    let a = d.areas(area);
+    let problems = a.problems;
+    render_tree(f, a.tree, d);
+    render_detail(f, a.detail, d);
+    render_hex(f, a.hex, d, a.bytes_per_row);
     if !d.problems.is_empty() {
         let text: Vec<Line> =
             d.problems.iter().map(|p| Line::styled(p.clone(), Style::new().fg(Color::Red))).collect();
@@ -522,11 +517,101 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     }
 }
 
+/// Where the decoder's panes are in `area` (the frame's main area): the one
+/// layout that drawing and mouse clicks both read.
+pub struct Areas {
+    pub tree: Rect,
+    pub detail: Rect,
+    pub hex: Rect,
+    pub problems: Rect,
+    pub bytes_per_row: u64,
+}
+
+impl Decoder {
+    pub fn areas(&self, area: Rect) -> Areas {
+        let problems_h = if self.problems.is_empty() { 0 } else { 3 };
+        let [body, problems] =
+            Layout::vertical([Constraint::Min(4), Constraint::Length(problems_h)]).areas(area);
+        let p = self.panes(area.width);
+        let [left, hex] = Layout::horizontal([Constraint::Length(p.tree), Constraint::Min(0)]).areas(body);
+        // The detail pane under the tree; a short terminal gives it fewer rows.
+        let detail_h = if left.height >= 24 { 9 } else { 7.min(left.height / 2) };
+        let [tree, detail] = Layout::vertical([Constraint::Min(3), Constraint::Length(detail_h)]).areas(left);
+        Areas { tree, detail, hex, problems, bytes_per_row: p.bytes_per_row }
+    }
+
+    /// The first tree row drawn in a pane showing `rows_shown` rows: the
+    /// selection kept near the middle.
+    fn tree_start(&self, visible: &[usize], rows_shown: usize) -> usize {
+        let pos = visible.iter().position(|&i| i == self.sel).unwrap_or(0);
+        pos.saturating_sub(rows_shown / 2).min(visible.len().saturating_sub(rows_shown))
+    }
+
+    /// The first hex row drawn in a pane showing `rows` rows: the page the
+    /// update step scrolled to, or lower when the cursor's row would not be
+    /// drawn (the problems pane can make the pane shorter than a page).
+    fn hex_top(&self, rows: usize, bpr: u64) -> u64 {
+        let cursor_row = self.cursor / bpr;
+        if cursor_row >= self.top + rows as u64 {
+            cursor_row + 1 - rows as u64
+        } else {
+            self.top
+        }
+    }
+
+    /// A click at (`col`, `row`) of the screen, whose main area is `main`:
+    /// on a tree row selects it, on a byte (or its character) moves the hex
+    /// cursor there.
+    pub fn click(&mut self, col: u16, row: u16, main: Rect) {
+        let a = self.areas(main);
+        let inside = |r: Rect| col > r.x && col + 1 < r.x + r.width && row > r.y && row + 1 < r.y + r.height;
+        if inside(a.tree) {
+            let visible = self.visible();
+            let rows_shown = a.tree.height.saturating_sub(2) as usize;
+            let at = self.tree_start(&visible, rows_shown) + (row - a.tree.y - 1) as usize;
+            if let Some(&node) = visible.get(at) {
+                self.sel = node;
+                self.cursor = self.tree.nodes[node].range.start;
+                self.tree_focus = true;
+            }
+        } else if inside(a.hex) {
+            let bpr = a.bytes_per_row;
+            let line =
+                self.hex_top(a.hex.height.saturating_sub(2) as usize, bpr) + u64::from(row - a.hex.y - 1);
+            let Some(i) = byte_at_column(col - a.hex.x - 1, bpr) else { return };
+            let offset = line * bpr + i;
+            if offset < self.bytes.len() as u64 {
+                self.cursor = offset;
+                self.tree_focus = false;
+                self.follow_cursor();
+                self.select_span_at_cursor();
+            }
+        }
+    }
+}
+
+/// Which byte of a hex row a column inside the pane shows: its two hex
+/// digits or its character (the layout [`hex_line`] draws).
+fn byte_at_column(x: u16, bpr: u64) -> Option<u64> {
+    let x = u64::from(x);
+    let gap = u64::from(bpr == 16); // the extra space after the eighth byte
+    let hex_end = 10 + 3 * bpr + gap;
+    if x >= 10 && x < hex_end {
+        let mut rel = x - 10;
+        if gap == 1 && rel >= 24 {
+            rel = rel.saturating_sub(1);
+        }
+        let i = rel / 3;
+        return (rel % 3 != 2 && i < bpr).then_some(i);
+    }
+    let chars = hex_end + 1;
+    (x >= chars && x < chars + bpr).then(|| x - chars)
+}
+
 fn render_tree(f: &mut Frame, area: Rect, d: &Decoder) {
     let rows_shown = area.height.saturating_sub(2) as usize;
     let rows = d.visible();
-    let pos = rows.iter().position(|&i| i == d.sel).unwrap_or(0);
-    let start = pos.saturating_sub(rows_shown / 2).min(rows.len().saturating_sub(rows_shown));
+    let start = d.tree_start(&rows, rows_shown);
     let digits = offset_digits(d.bytes.len() as u64);
     let inner = area.width.saturating_sub(2) as usize;
     // Values line up in one column, as far right as the widest label shown
@@ -676,11 +761,7 @@ fn byte_style(near: &[&ByteSpan], off: u64, b: u8) -> Style {
 fn render_hex(f: &mut Frame, area: Rect, d: &Decoder, bpr: u64) {
     let rows = area.height.saturating_sub(2) as usize;
     let sel = d.selected_node().map(|n| n.range.clone());
-    // The update step scrolls by the page the terminal's size gives; the
-    // pane can be shorter (the problems pane takes rows), and the cursor's
-    // row is drawn whatever it is.
-    let cursor_row = d.cursor / bpr;
-    let top = if cursor_row >= d.top + rows as u64 { cursor_row + 1 - rows as u64 } else { d.top };
+    let top = d.hex_top(rows, bpr);
     // The spans that reach the rows drawn, found once: a file can have tens
     // of thousands, and every byte drawn asks which one owns it.
     let (first, last) = (top * bpr, (top + rows as u64) * bpr);

@@ -40,7 +40,7 @@ impl FilesView {
             Action::Up(_) | Action::Down(_) | Action::Top | Action::Bottom => {
                 self.sel = super::list_move(self.sel, n, action).unwrap_or(self.sel)
             }
-            Action::ClickRow(row) => match super::list_index(*row, 0) {
+            Action::Click { row, .. } => match super::list_index(*row, 0) {
                 Some(i) if i < n => self.sel = i,
                 _ => return None,
             },

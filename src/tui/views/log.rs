@@ -45,7 +45,7 @@ impl LogView {
                 self.expanded = if self.expanded == Some(self.sel) { None } else { Some(self.sel) }
             }
             Action::Back if self.expanded.is_some() => self.expanded = None,
-            Action::ClickRow(row) => {
+            Action::Click { row, .. } => {
                 if let Some(idx) = super::list_index(*row, 0).filter(|i| self.top + i < count) {
                     self.sel = self.top + idx;
                 }

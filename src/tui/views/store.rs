@@ -55,7 +55,7 @@ impl StoreView {
             Action::Top => to(isize::MIN / 2),
             Action::Bottom => to(isize::MAX / 2),
             Action::Enter => StoreMove::OpenFiles,
-            Action::ClickRow(row) => match super::list_index(*row, INFO_ROWS) {
+            Action::Click { row, .. } => match super::list_index(*row, INFO_ROWS) {
                 Some(i) if i < versions => StoreMove::Select(i),
                 _ => return None,
             },

@@ -137,7 +137,7 @@ impl TriageView {
             Action::Up(_) | Action::Down(_) | Action::Top | Action::Bottom => {
                 self.sel = super::list_move(self.sel, n, action).unwrap_or(self.sel)
             }
-            Action::ClickRow(row) => match super::list_index(*row, SUMMARY_ROWS) {
+            Action::Click { row, .. } => match super::list_index(*row, SUMMARY_ROWS) {
                 Some(i) if i < n => self.sel = i,
                 _ => return None,
             },
