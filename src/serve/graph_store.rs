@@ -17,6 +17,7 @@ use spargebra::algebra::GraphTarget;
 use spargebra::term::{GraphName as SparqlGraph, Quad as SparqlQuad};
 use spargebra::{GraphUpdateOperation, Update};
 
+use super::negotiate::media_type;
 use super::routes::Refused;
 use super::{form, multipart};
 use crate::view::terms::Tok;
@@ -134,50 +135,50 @@ pub fn parse_body(body: &[u8], media: &str, target: &Target, base: &str) -> Resu
     quads.map_err(|e| bad(e.to_string()))
 }
 
-/// The statements of a write's body: one document, or with
-/// `multipart/form-data` every part, each parsed as its own `Content-Type`
-/// says (as an HTML form with several file inputs uploads them).
-pub fn parse_upload(
-    body: &[u8],
-    content_type: &str,
-    target: &Target,
-    base: &str,
-) -> Result<Vec<Quad>, Refused> {
-    let Some(parts) = multipart_parts(body, content_type)? else {
-        return parse_body(body, &media_of(content_type), target, base);
-    };
-    let mut quads = Vec::new();
-    for part in parts {
-        let parsed = parse_body(part.body, &part.media, target, base)
-            .map_err(|r| r.reworded(|m| format!("multipart part {:?}: {m}", part.name)))?;
-        quads.extend(parsed);
-    }
-    Ok(quads)
-}
-
-/// Whether a body holds triples only (a POST of it to `/store` creates a
-/// graph): a triple syntax, or a multipart body whose parts all are.
-pub fn upload_is_triples(body: &[u8], content_type: &str) -> Result<bool, Refused> {
-    Ok(match multipart_parts(body, content_type)? {
-        Some(parts) => !parts.is_empty() && parts.iter().all(|p| is_triple_syntax(&p.media)),
-        None => is_triple_syntax(&media_of(content_type)),
-    })
-}
-
-fn multipart_parts<'a>(
+/// A write's body, split once: one document of the request's media type,
+/// or with `multipart/form-data` its parts, each of its own type (as an HTML
+/// form with several file inputs uploads them).
+pub struct Upload<'a> {
     body: &'a [u8],
-    content_type: &str,
-) -> Result<Option<Vec<multipart::Part<'a>>>, Refused> {
-    if media_of(content_type) != "multipart/form-data" {
-        return Ok(None);
-    }
-    let bad = |m: String| Refused::bad(format!("the multipart/form-data body: {m}"));
-    let boundary = multipart::boundary(content_type).map_err(bad)?;
-    multipart::parts(body, &boundary).map(Some).map_err(bad)
+    media: String,
+    parts: Option<Vec<multipart::Part<'a>>>,
 }
 
-fn media_of(content_type: &str) -> String {
-    content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+impl<'a> Upload<'a> {
+    pub fn split(body: &'a [u8], content_type: &str) -> Result<Upload<'a>, Refused> {
+        let media = media_type(content_type);
+        let parts = if media == "multipart/form-data" {
+            let bad = |m: String| Refused::bad(format!("the multipart/form-data body: {m}"));
+            let boundary = multipart::boundary(content_type).map_err(bad)?;
+            Some(multipart::parts(body, &boundary).map_err(bad)?)
+        } else {
+            None
+        };
+        Ok(Upload { body, media, parts })
+    }
+
+    /// Whether it holds triples only (a POST of it to `/store` creates a
+    /// graph): a triple syntax, or parts that all are.
+    pub fn is_triples(&self) -> bool {
+        match &self.parts {
+            Some(parts) => !parts.is_empty() && parts.iter().all(|p| is_triple_syntax(&p.media)),
+            None => is_triple_syntax(&self.media),
+        }
+    }
+
+    /// Its statements, each document parsed as its type says.
+    pub fn parse(&self, target: &Target, base: &str) -> Result<Vec<Quad>, Refused> {
+        let Some(parts) = &self.parts else {
+            return parse_body(self.body, &self.media, target, base);
+        };
+        let mut quads = Vec::new();
+        for part in parts {
+            let parsed = parse_body(part.body, &part.media, target, base)
+                .map_err(|r| r.reworded(|m| format!("multipart part {:?}: {m}", part.name)))?;
+            quads.extend(parsed);
+        }
+        Ok(quads)
+    }
 }
 
 /// The update a write performs: `replace` drops the graph first (PUT).

@@ -70,7 +70,7 @@ fn part(body: &[u8], start: usize, end: usize) -> Result<Part<'_>, String> {
         })
     };
     let media = header("content-type").unwrap_or("");
-    let media = media.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let media = super::negotiate::media_type(media);
     let disposition = header("content-disposition").unwrap_or("");
     let name = ["filename", "name"]
         .iter()

@@ -53,6 +53,13 @@ fn quality(ranges: &[Range], media: &str) -> Option<f32> {
 /// The offer to answer with: without an `Accept` header (or an empty one),
 /// the first; otherwise the acceptable one of highest quality, or `None`
 /// (406 Not Acceptable).
+/// The media type a `Content-Type` value names: `type/subtype`, lower-cased,
+/// its parameters dropped (`""` for an empty value). Every body this server
+/// reads, and every multipart part, is dispatched on this.
+pub fn media_type(content_type: &str) -> String {
+    content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+}
+
 pub fn choose<T: Copy>(accept: Option<&str>, offers: &[Offer<T>]) -> Option<Offer<T>> {
     let accept = accept.map(str::trim).filter(|a| !a.is_empty());
     let Some(accept) = accept else { return offers.first().copied() };

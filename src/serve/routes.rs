@@ -16,9 +16,7 @@ use spargebra::algebra::QueryDataset;
 use spargebra::{GraphUpdateOperation, Query, SparqlParser, Update};
 
 use super::deadlines::Deadlines;
-use super::graph_store::{
-    delete_update, graph_exists, parse_upload, upload_is_triples, write_update, Target,
-};
+use super::graph_store::{delete_update, graph_exists, write_update, Target, Upload};
 use super::load::{self, LoadRefusal};
 use super::negotiate::{choose, Offer};
 use super::snapshot::{Snapshot, Snapshots};
@@ -415,23 +413,28 @@ impl Endpoint {
         }
         let body = if method == Method::DELETE { Vec::new() } else { self.read_body(req)? };
         let content_type = header(req, CONTENT_TYPE).unwrap_or("").to_owned();
+        // A DELETE has no body to read; anything else is split once.
+        let upload = match method {
+            Method::DELETE => None,
+            _ => Some(Upload::split(&body, &content_type)?),
+        };
         // POST of triples to the store itself creates a graph (GSP §5.5).
-        let new_graph = (target == &Target::Dataset && upload_is_triples(&body, &content_type)?)
+        let new_graph = (target == &Target::Dataset && upload.as_ref().is_some_and(Upload::is_triples))
             .then(|| self.new_graph_iri());
         let target = &new_graph.clone().map_or_else(|| target.clone(), Target::Named);
         let existed = match target {
             Target::Named(g) => graph_exists(&self.snapshot()?.view, g)?,
             _ => true,
         };
-        let update = if method == Method::DELETE {
-            if !existed {
-                return Err(Refused::new(StatusCode::NOT_FOUND, "the store has no such graph"));
+        let update = match &upload {
+            None if !existed => {
+                return Err(Refused::new(StatusCode::NOT_FOUND, "the store has no such graph"))
             }
-            delete_update(target)
-        } else {
-            let base = format!("http://{}/store", self.config.bind);
-            let quads = parse_upload(&body, &content_type, target, &base)?;
-            write_update(target, quads, method == Method::PUT)?
+            None => delete_update(target),
+            Some(upload) => {
+                let base = format!("http://{}/store", self.config.bind);
+                write_update(target, upload.parse(target, &base)?, method == Method::PUT)?
+            }
         };
         let (chunk, lock_wait, started) = (self.config.chunk.clone(), self.config.lock_wait, Instant::now());
         let outcome = self.on_worker(move || commit(&chunk, lock_wait, &update, started));
@@ -899,7 +902,7 @@ fn header(req: &Request<Body>, name: HeaderName) -> Option<&str> {
 }
 
 fn media_type(req: &Request<Body>) -> String {
-    header(req, CONTENT_TYPE).unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+    super::negotiate::media_type(header(req, CONTENT_TYPE).unwrap_or(""))
 }
 
 /// Every body this endpoint reads is text in UTF-8 (the protocol's only
