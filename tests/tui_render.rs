@@ -1099,6 +1099,8 @@ fn the_timeline_shows_a_compaction_as_it_happens() {
     assert_eq!(b[(x + 5, y)].fg, Color::Yellow, "{t}");
     let marks = t.lines().nth(y as usize + 2).unwrap();
     assert!(marks.contains("▲v2 (current)"), "{t}");
+    let axis = t.lines().nth(y as usize).unwrap();
+    assert!(axis.contains('░') && axis.contains('█'), "5 of 21 rows folded: part filled: {axis}");
     assert!(t.contains("folding 5/21 rows"), "the gauge: {t}");
     // Another writer appends; the watcher's report re-indexes the log.
     cottas_tui::sparql::update::Updater::open(&store, None)

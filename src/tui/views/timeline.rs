@@ -240,14 +240,21 @@ pub fn to_scale(counts: &[usize], width: usize) -> Vec<usize> {
 /// neighbours with the same state stay apart), the epochs' names under
 /// their bands, and each version's marker as an edge (`┃` on the axis, its
 /// name under it). `markers` are (compacted epoch, version, is current).
+/// While a compaction runs, `progress` (0 to 1) fills the bands it folds
+/// from the left; the rest of them is drawn `░`.
 pub fn axis(
     epochs: &[(u64, usize)],
     markers: &[(u64, String, bool)],
     state: impl Fn(u64) -> EpochState,
+    progress: Option<f64>,
     width: usize,
 ) -> Vec<Line<'static>> {
     let total: usize = epochs.iter().map(|(_, n)| n).sum();
     let cols = to_scale(&epochs.iter().map(|(_, n)| *n).collect::<Vec<_>>(), width);
+    let folding: usize =
+        epochs.iter().zip(&cols).filter(|((e, _), _)| state(*e) == EpochState::Folding).map(|(_, c)| c).sum();
+    let filled = (progress.unwrap_or(1.0).clamp(0.0, 1.0) * folding as f64).round() as usize;
+    let mut folded_cols = 0;
     // The column after the last batch each marker covers.
     let edge =
         |m: u64| -> usize { epochs.iter().zip(&cols).filter(|((e, _), _)| *e <= m).map(|(_, c)| c).sum() };
@@ -257,13 +264,22 @@ pub fn axis(
     let mut names = String::from("     ");
     let mut at = 0;
     for (k, ((e, _), &w)) in epochs.iter().zip(&cols).enumerate() {
-        let style = state(*e).style();
+        let st = state(*e);
         let shade = if k % 2 == 0 { '█' } else { '▓' };
         let mut band = String::new();
         for c in at..at + w {
             let edge_here = c > 0 && edges.iter().any(|(x, _, _)| *x == c);
-            band.push(if edge_here { '┃' } else { shade });
+            let done = st != EpochState::Folding || folded_cols < filled;
+            folded_cols += usize::from(st == EpochState::Folding);
+            band.push(if edge_here {
+                '┃'
+            } else if done {
+                shade
+            } else {
+                '░'
+            });
         }
+        let style = st.style();
         bands.push(Span::styled(band, style));
         let label = format!("e{e}");
         if w > label.len() {
@@ -320,7 +336,14 @@ fn render_epochs(f: &mut Frame, body: Rect, app: &App) {
     let mut lines = Vec::new();
     if !epochs.is_empty() {
         let axis_w = body.width.saturating_sub(2 + 5 + 16).max(10) as usize;
-        lines.extend(axis(&epochs, &markers, state, axis_w));
+        let progress = app.compaction.as_ref().and_then(|c| c.last.as_ref()).map(|p| {
+            if p.rows_total == 0 {
+                0.0
+            } else {
+                p.rows_done as f64 / p.rows_total as f64
+            }
+        });
+        lines.extend(axis(&epochs, &markers, state, progress.filter(|_| folding.is_some()), axis_w));
         lines.push(Line::from(""));
     }
     for e in all {
@@ -371,7 +394,7 @@ mod tests {
         let epochs = [(2, 30), (3, 10)];
         let markers = [(2, "v3".to_string(), true), (1, "v2".to_string(), false)];
         let state = |e| EpochState::of(e, Some(2), None);
-        let lines = axis(&epochs, &markers, state, 40);
+        let lines = axis(&epochs, &markers, state, None, 40);
         let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
         assert_eq!(text[0].chars().filter(|&c| c == '█' || c == '▓' || c == '┃').count(), 40);
         // v3's edge after epoch 2's 30 columns; epoch 3 from there.
@@ -387,5 +410,18 @@ mod tests {
         // Folded epoch 2 is grey, pending epoch 3 cyan.
         assert_eq!(lines[0].spans[1].style.fg, Some(Color::DarkGray));
         assert_eq!(lines[0].spans[2].style.fg, Some(Color::Cyan));
+    }
+
+    /// A running compaction's progress fills the bands it folds from the
+    /// left, across epochs; the other bands are whole.
+    #[test]
+    fn the_folding_bands_fill_with_the_compactions_progress() {
+        let epochs = [(1, 10), (2, 10), (3, 20)];
+        let state = |e| EpochState::of(e, Some(0), Some((Some(0), 2)));
+        let lines = axis(&epochs, &[], state, Some(0.25), 40);
+        let band: String = lines[0].to_string().chars().skip(5).take(40).collect();
+        assert_eq!(band, format!("{}{}{}", "█████", "░".repeat(15), "█".repeat(20)), "{band}");
+        let done = axis(&epochs, &[], state, Some(1.0), 40)[0].to_string();
+        assert!(!done.contains('░'), "{done}");
     }
 }
