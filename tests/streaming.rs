@@ -122,3 +122,27 @@ fn releasing_mapped_pages_between_row_groups_changes_no_answer() {
         assert_eq!(tight, roomy, "{q}");
     }
 }
+
+/// A `LIMIT` that ends within a row group's slices reads each slice's cells
+/// sparsely: no column is decoded whole (`--explain`'s column cache stays
+/// empty). The second slice used to decode every column of the row group,
+/// resolving its whole dictionary page (50,000 `.o.dict` lookups at 100M).
+#[test]
+fn a_limit_within_the_slices_decodes_no_column_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_of(dir.path(), 5000, 1000);
+    let o = common::bin()
+        .args(["query"])
+        .arg(&store)
+        .args(["--explain", "--format", "tsv", "-e", "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 100"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 101);
+    let probed = err.lines().find(|l| l.starts_with("rows probed")).unwrap_or_else(|| panic!("{err}"));
+    let probed: u32 = probed.split_whitespace().last().unwrap().parse().unwrap();
+    assert!(probed > 64, "the second slice was read: {err}");
+    let cache = err.lines().find(|l| l.starts_with("column cache")).unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(cache, "column cache           0 hits, 0 misses", "{err}");
+}

@@ -340,6 +340,26 @@ fn the_query_view_shows_results_from_the_worker() {
     assert_eq!(a.query.history.len(), 1);
 }
 
+/// `--memory-limit` reaches the query worker: with 4 KiB (mapped pages
+/// released after every row group, nothing cached) the default query's rows
+/// are those of the default limit.
+#[test]
+fn the_query_worker_answers_the_same_within_a_tiny_memory_limit() {
+    let (_d, store) = demo_store();
+    let rows = |limit: usize| {
+        let mut a = app(&store, false);
+        a.memory_limit = limit;
+        a.tab = Tab::Query;
+        act(&mut a, Action::RunQuery);
+        let mut rows = a.query.result.as_ref().expect("a result").rows.clone();
+        rows.sort();
+        rows
+    };
+    let tight = rows(4 << 10);
+    assert!(!tight.is_empty());
+    assert_eq!(tight, rows(cottas_tui::tui::state::DEFAULT_MEMORY_LIMIT));
+}
+
 /// Results stream: the worker sends the first screenful as soon as it
 /// exists and the rest with the outcome; the table shows the first rows
 /// while the query still runs. A query stopped part way keeps its rows.
@@ -360,7 +380,9 @@ fn query_results_stream_in_and_a_stopped_query_keeps_its_rows() {
     // The worker's messages, in the order it sends them.
     let (tx, rx) = std::sync::mpsc::channel();
     let effect = Effect::Query { text: query.clone(), token: token.clone() };
-    cottas_tui::sparql::limits::on_request_stack(|| worker::perform(&store, effect, &tx));
+    cottas_tui::sparql::limits::on_request_stack(|| {
+        worker::perform(&store, cottas_tui::tui::state::DEFAULT_MEMORY_LIMIT, effect, &tx)
+    });
     let msgs: Vec<Msg> = rx.try_iter().collect();
     assert!(msgs.len() >= 2, "rows, then the outcome");
     let Msg::QueryRows(_, first) = &msgs[0] else { panic!("rows first") };

@@ -48,6 +48,10 @@ pub struct Cli {
     /// Print the file listing instead of opening the UI.
     #[arg(long)]
     pub list: bool,
+    /// In the UI: memory for each query, export, verify or compaction it
+    /// runs (e.g. 512M, 2G), as those commands' own --memory-limit.
+    #[arg(long, default_value = "1G", value_parser = store_cmds::parse_size)]
+    pub memory_limit: usize,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -255,7 +259,7 @@ fn dispatch(cli: Cli, out: &mut impl Write) -> anyhow::Result<ExitCode> {
             if cli.list || !tty || !dir.is_dir() {
                 return inventory::run(&dir, out);
             }
-            crate::tui::run(&dir, cli.write)?;
+            crate::tui::run(&dir, cli.write, cli.memory_limit)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -120,11 +120,7 @@ fn open_chunks(target: &Path, memory_limit: usize) -> Result<Vec<OpenChunk>> {
 
 fn open_chunk(path: &Path, name: Option<String>, memory_limit: usize) -> Result<OpenChunk> {
     let store = Store::open(path)?;
-    // Half for decoded columns, half for mapped store pages (released
-    // whole when exceeded; see `Store::limit_mapped_pages`). The evaluator's
-    // joins and sorts are not bounded.
-    let cache = ColumnCache::new(memory_limit / 2);
-    store.limit_mapped_pages(memory_limit as u64 / 2);
+    let cache = ColumnCache::within(&store, memory_limit);
     let replay_started = Instant::now();
     let overlay = Overlay::load(&store, &cache)?;
     let replay_time = replay_started.elapsed();

@@ -449,8 +449,14 @@ mod names {
 /// on a footer that does not decode, the fields before the fault and the
 /// error naming its byte.
 pub fn footer_fields(bytes: &[u8]) -> (Vec<Span>, Option<FormatError>) {
+    footer_fields_within(bytes, 0..u64::MAX)
+}
+
+/// [`footer_fields`] overlapping the file offsets `keep`.
+pub fn footer_fields_within(bytes: &[u8], keep: std::ops::Range<u64>) -> (Vec<Span>, Option<FormatError>) {
     let Ok((start, len)) = framing(bytes).1 else { return (Vec::new(), None) };
     let metadata = &bytes[start as usize..(start + len) as usize];
-    let (spans, result) = super::thrift::walk_struct(metadata, start, "footer", names::FILE_META_DATA);
+    let (spans, result) =
+        super::thrift::walk_struct_within(metadata, start, "footer", names::FILE_META_DATA, keep);
     (spans, result.err())
 }

@@ -56,8 +56,23 @@ pub fn walk_struct(
     name: &str,
     fields: Fields,
 ) -> (Vec<Span>, Result<u64, FormatError>) {
+    walk_struct_within(bytes, at, name, fields, 0..u64::MAX)
+}
+
+/// [`walk_struct`], keeping only the spans that overlap `keep` (file
+/// offsets): the decoder view of a large base shows the footer fields near
+/// its cursor, not the tens of thousands of a 100M-quad footer.
+pub fn walk_struct_within(
+    bytes: &[u8],
+    at: u64,
+    name: &str,
+    fields: Fields,
+    keep: std::ops::Range<u64>,
+) -> (Vec<Span>, Result<u64, FormatError>) {
     let mut r = Reader::new(bytes, at, name);
-    let result = r.walk_fields(name, fields, 0).map(|_| r.pos as u64);
+    r.keep = keep;
+    let mut path = name.to_string();
+    let result = r.walk_fields(&mut path, fields, 0).map(|_| r.pos as u64);
     (r.spans, result)
 }
 
@@ -76,11 +91,13 @@ pub(crate) struct Reader<'a> {
     at: u64,
     name: &'a str,
     pub(crate) spans: Vec<Span>,
+    /// Only spans overlapping these file offsets are recorded by the walk.
+    keep: std::ops::Range<u64>,
 }
 
 impl<'a> Reader<'a> {
     pub(crate) fn new(bytes: &'a [u8], at: u64, name: &'a str) -> Self {
-        Reader { bytes, pos: 0, at, name, spans: Vec::new() }
+        Reader { bytes, pos: 0, at, name, spans: Vec::new(), keep: 0..u64::MAX }
     }
 
     pub(crate) fn error(&self, pos: usize, detail: String) -> FormatError {
@@ -253,14 +270,29 @@ impl<'a> Reader<'a> {
         v
     }
 
-    fn walk_fields(&mut self, path: &str, fields: Fields, depth: usize) -> Result<(), FormatError> {
+    /// The fields of a struct; `path` names it and is extended in place for
+    /// each field (no string is made for a field that is not recorded).
+    fn walk_fields(&mut self, path: &mut String, fields: Fields, depth: usize) -> Result<(), FormatError> {
         self.fields(depth, |r, id, ty| match fields.iter().find(|f| f.0 == id) {
-            Some(&(_, name, shape)) => r.walk_value(&format!("{path}.{name}"), ty, shape, depth + 1),
+            Some(&(_, name, shape)) => {
+                let len = path.len();
+                path.push('.');
+                path.push_str(name);
+                let walked = r.walk_value(path, ty, shape, depth + 1);
+                path.truncate(len);
+                walked
+            }
             None => r.skip(ty, depth + 1),
         })
     }
 
-    fn walk_value(&mut self, path: &str, ty: u8, shape: Shape, depth: usize) -> Result<(), FormatError> {
+    fn walk_value(
+        &mut self,
+        path: &mut String,
+        ty: u8,
+        shape: Shape,
+        depth: usize,
+    ) -> Result<(), FormatError> {
         let start = self.pos;
         match (ty, shape) {
             (T_STRUCT, Shape::Struct(fields)) => self.walk_fields(path, fields, depth),
@@ -281,15 +313,15 @@ impl<'a> Reader<'a> {
             }
             (T_BINARY, _) => {
                 let data = self.binary()?;
-                let shown: String = String::from_utf8_lossy(&self.bytes[data]).chars().take(48).collect();
-                self.record_path(path, start, format!("{shown:?}"));
+                let bytes = &self.bytes[data];
+                self.record_path(path, start, Shown(bytes));
                 Ok(())
             }
             _ => self.skip(ty, depth),
         }
     }
 
-    fn walk_list(&mut self, path: &str, shape: Shape, depth: usize) -> Result<(), FormatError> {
+    fn walk_list(&mut self, path: &mut String, shape: Shape, depth: usize) -> Result<(), FormatError> {
         let head = self.byte()?;
         let n = if head >> 4 == 15 { self.varint()? } else { u64::from(head >> 4) };
         let ty = head & 0x0f;
@@ -300,23 +332,32 @@ impl<'a> Reader<'a> {
         if depth >= MAX_DEPTH {
             return Err(self.error(self.pos, format!("structures nested deeper than {MAX_DEPTH}")));
         }
+        let len = path.len();
         for i in 0..n {
-            let item = format!("{path}[{i}]");
+            path.truncate(len);
+            use std::fmt::Write;
+            let _ = write!(path, "[{i}]");
             match ty {
                 // In a list a boolean takes a byte of its own.
                 T_TRUE | T_FALSE => {
                     let start = self.pos;
                     let v = self.byte()?;
-                    self.record_path(&item, start, v == 1);
+                    self.record_path(path, start, v == 1);
                 }
-                _ => self.walk_value(&item, ty, shape, depth + 1)?,
+                _ => self.walk_value(path, ty, shape, depth + 1)?,
             }
         }
+        path.truncate(len);
         Ok(())
     }
 
     /// A span named by its full path; the role follows the field's name.
+    /// Nothing is formatted for a span outside `keep`.
     fn record_path(&mut self, path: &str, start: usize, value: impl std::fmt::Display) {
+        let range = self.at + start as u64..self.at + self.pos as u64;
+        if range.end <= self.keep.start || range.start >= self.keep.end {
+            return;
+        }
         let field = path.rsplit('.').next().unwrap_or(path);
         let field = field.split('[').next().unwrap_or(field);
         let role = if field.ends_with("_offset") {
@@ -328,7 +369,6 @@ impl<'a> Reader<'a> {
         } else {
             Role::Value
         };
-        let range = self.at + start as u64..self.at + self.pos as u64;
         self.spans.push(Span {
             name: path.to_string(),
             range,
@@ -336,5 +376,16 @@ impl<'a> Reader<'a> {
             value: Some(value.to_string()),
             reason: None,
         });
+    }
+}
+
+/// A string field's value as the hex view shows it: its first 48
+/// characters, quoted and escaped (formatted only when recorded).
+struct Shown<'b>(&'b [u8]);
+
+impl std::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown: String = String::from_utf8_lossy(self.0).chars().take(48).collect();
+        write!(f, "{shown:?}")
     }
 }

@@ -94,15 +94,14 @@ fn describe(ins: &mut Inspection, bytes: &[u8], meta: &ParquetMetaData, meta_sta
             let (start, clen) = col.byte_range();
             let name = names.get(j).cloned().unwrap_or_else(|| j.to_string());
             let encs: Vec<String> = col.encodings().map(|e| format!("{e:?}")).collect();
-            ins.spans.push(span(
-                &format!("row_group[{i}].{name}"),
-                start,
-                start + clen,
-                Role::Payload,
-                Some(format!("{} values, {}", col.num_values(), encs.join("+"))),
-            ));
+            ins.spans.push(chunk_span(i, &name, col));
             if start >= 4 && start + clen <= meta_start {
-                page_spans(ins, bytes, &format!("row_group[{i}].{name}"), start, start + clen);
+                let (spans, error) =
+                    page_spans(bytes, &format!("row_group[{i}].{name}"), start, start + clen);
+                ins.spans.extend(spans);
+                if let Some(e) = error {
+                    ins.problems.push(Problem::from_error(&e));
+                }
             }
             if start < 4 || start + clen > meta_start {
                 let detail = format!(
@@ -159,18 +158,34 @@ fn codec_name(c: parquet::basic::Compression) -> String {
     s.split('(').next().unwrap_or(&s).to_string()
 }
 
+/// The span of column `name` of row group `rg`: its bytes and a summary.
+pub(crate) fn chunk_span(rg: usize, name: &str, col: &parquet::file::metadata::ColumnChunkMetaData) -> Span {
+    let (start, len) = col.byte_range();
+    let encs: Vec<String> = col.encodings().map(|e| format!("{e:?}")).collect();
+    let value = format!("{} values, {}", col.num_values(), encs.join("+"));
+    span(&format!("row_group[{rg}].{name}"), start, start + len, Role::Payload, Some(value))
+}
+
 /// The pages of one column chunk, through the one page walker of
-/// `format::parquet`: each header's span and summary, each page's bytes.
-fn page_spans(ins: &mut Inspection, bytes: &[u8], chunk: &str, start: u64, end: u64) {
+/// `format::parquet`: each header's span and summary, each page's bytes;
+/// and the error that stopped the walk, if one did.
+pub(crate) fn page_spans(
+    bytes: &[u8],
+    chunk: &str,
+    start: u64,
+    end: u64,
+) -> (Vec<Span>, Option<FormatError>) {
+    let mut spans = Vec::new();
     for (k, page) in pages(bytes, start, end).named(chunk).enumerate() {
         match page {
             Ok(p) => {
                 let (header, data) = (p.header_span(chunk, k), p.data_span(chunk, k));
-                ins.spans.push(header);
-                ins.spans.extend(p.fields);
-                ins.spans.push(data);
+                spans.push(header);
+                spans.extend(p.fields);
+                spans.push(data);
             }
-            Err(e) => ins.problems.push(Problem::from_error(&e)),
+            Err(e) => return (spans, Some(e)),
         }
     }
+    (spans, None)
 }

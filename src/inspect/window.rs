@@ -6,7 +6,11 @@
 //! The five sidecar kinds are fixed layouts: where element `i` of each array
 //! lies is arithmetic on the header's counts (the offsets the `format`
 //! modules define), and a dictionary's tokens are found by a binary search
-//! of its `bounds[]`. Parquet bases and delta logs are not windowed here.
+//! of its `bounds[]`. A Parquet base is windowed by its footer: every
+//! column chunk is a span of the header (the tree lists them all), and only
+//! the chunks and footer fields near the cursor have their pages and fields
+//! decoded (a 100M-quad base has about 110,000 of those). Delta logs are not
+//! windowed here.
 
 use std::ops::Range;
 
@@ -17,6 +21,19 @@ use crate::format::{dict, p_offsets, po_presence, presence, s_offsets};
 /// Bytes on each side of the cursor that get spans.
 pub const REACH: u64 = 4 << 10;
 
+/// A column chunk's pages kept around the cursor's: a foreign writer may
+/// cut a chunk into thousands of small pages.
+const PAGES_KEPT: usize = 64;
+
+/// Where a base's column chunks and footer lie, from its validated footer.
+#[derive(Clone, Debug)]
+struct BaseLayout {
+    /// `(row_group[i].col, bytes)`, in file order.
+    chunks: Vec<(String, Range<u64>)>,
+    /// The Thrift metadata.
+    footer: Range<u64>,
+}
+
 /// A large sidecar's header, decoded once.
 #[derive(Clone, Debug)]
 pub struct Windowed {
@@ -25,8 +42,9 @@ pub struct Windowed {
     dims: Dims,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Dims {
+    Base(Box<BaseLayout>),
     Dict { n: u64 },
     Presence { rgs: u64, tokens: u64 },
     POffsets { cells: u64 },
@@ -39,6 +57,9 @@ impl Windowed {
     /// when the header does not decode.
     pub fn open(kind: FileKind, bytes: &[u8]) -> Option<Result<Windowed, String>> {
         let (dims, header) = match kind {
+            // A footer that does not validate is small to show whole: the
+            // caller decodes the file as usual.
+            FileKind::Parquet => return base(bytes).map(Ok),
             FileKind::Dict => {
                 (dict::decode_header(bytes).map(|n| Dims::Dict { n }), dict::header_spans(bytes))
             }
@@ -69,11 +90,12 @@ impl Windowed {
     /// `REACH` bytes either side of `around`; and the byte range covered.
     pub fn spans(&self, bytes: &[u8], around: u64) -> (Range<u64>, Vec<Span>) {
         let len = bytes.len() as u64;
-        let window = around.saturating_sub(REACH)..around.saturating_add(REACH).min(len);
+        let mut window = around.saturating_sub(REACH)..around.saturating_add(REACH).min(len);
         let mut out = self.header.clone();
-        let w = &window;
-        match self.dims {
-            Dims::Dict { n } => {
+        let w = &window.clone();
+        match &self.dims {
+            Dims::Base(layout) => window = base_spans(&mut out, w, bytes, layout),
+            &Dims::Dict { n } => {
                 let ids = dict::ids_offset();
                 fixed(
                     &mut out,
@@ -100,8 +122,8 @@ impl Windowed {
                 );
                 tokens(&mut out, w, bytes, n);
             }
-            Dims::Presence { rgs, tokens } => bit_rows(&mut out, w, rgs, tokens),
-            Dims::POffsets { cells } => {
+            &Dims::Presence { rgs, tokens } => bit_rows(&mut out, w, rgs, tokens),
+            &Dims::POffsets { cells } => {
                 let index = p_offsets::HEADER_LEN;
                 fixed(
                     &mut out,
@@ -128,7 +150,7 @@ impl Windowed {
                     |b| u32v(b).to_string(),
                 );
             }
-            Dims::PoPresence { rgs } => {
+            &Dims::PoPresence { rgs } => {
                 let offsets = po_presence::HEADER_LEN;
                 fixed(
                     &mut out,
@@ -158,7 +180,7 @@ impl Windowed {
                     },
                 );
             }
-            Dims::SOffsets { n } => {
+            &Dims::SOffsets { n } => {
                 let at = s_offsets::HEADER_LEN;
                 fixed(
                     &mut out,
@@ -178,6 +200,103 @@ impl Windowed {
         }
         (window, out)
     }
+}
+
+impl Windowed {
+    /// Whether every part of the file has a span in the header, so the tree
+    /// lists the whole file and only the parts' insides come and go (a
+    /// base); a sidecar's tree shows only the elements near the cursor.
+    pub fn lists_whole_file(&self) -> bool {
+        matches!(self.dims, Dims::Base(_))
+    }
+}
+
+/// A base's framing and one span per column chunk, from its footer; `None`
+/// when the footer does not validate.
+fn base(bytes: &[u8]) -> Option<Windowed> {
+    let footer = crate::format::parquet::read_footer(bytes).ok()?;
+    let schema = footer.meta.file_metadata().schema_descr();
+    let names: Vec<String> = schema.columns().iter().map(|c| c.name().to_string()).collect();
+    let mut header = footer.spans.clone();
+    let mut chunks = Vec::new();
+    for (i, rg) in footer.meta.row_groups().iter().enumerate() {
+        for (j, col) in rg.columns().iter().enumerate() {
+            let name = names.get(j).cloned().unwrap_or_else(|| j.to_string());
+            let s = super::parquet::chunk_span(i, &name, col);
+            chunks.push((s.name.clone(), s.range.clone()));
+            header.push(s);
+        }
+    }
+    chunks.sort_by_key(|(_, r)| r.start);
+    let footer = footer.metadata_start..(bytes.len() as u64).saturating_sub(8);
+    Some(Windowed {
+        kind: FileKind::Parquet,
+        header,
+        dims: Dims::Base(Box::new(BaseLayout { chunks, footer })),
+    })
+}
+
+/// The pages of the column chunks and the footer fields that overlap `w`;
+/// returns the byte range whose spans are then complete.
+fn base_spans(out: &mut Vec<Span>, w: &Range<u64>, bytes: &[u8], layout: &BaseLayout) -> Range<u64> {
+    let mut covered = w.clone();
+    let first = layout.chunks.partition_point(|(_, r)| r.end <= w.start);
+    for (name, chunk) in layout.chunks[first..].iter().take_while(|(_, r)| r.start < w.end) {
+        let kept = chunk_pages(out, w, bytes, name, chunk);
+        covered = covered.start.min(kept.start)..covered.end.max(kept.end);
+    }
+    if w.start < layout.footer.end && layout.footer.start < w.end {
+        out.extend(crate::format::parquet::footer_fields_within(bytes, w.clone()).0);
+    }
+    covered
+}
+
+/// The pages of one column chunk (at most [`PAGES_KEPT`], around the first
+/// one reaching `w`), and a bad span from where its page walk failed to the
+/// chunk's end; returns the bytes they cover.
+fn chunk_pages(
+    out: &mut Vec<Span>,
+    w: &Range<u64>,
+    bytes: &[u8],
+    name: &str,
+    chunk: &Range<u64>,
+) -> Range<u64> {
+    let mut pages = Vec::new();
+    let mut failed = None;
+    let mut end = chunk.start;
+    for (k, page) in crate::format::parquet::pages(bytes, chunk.start, chunk.end).named(name).enumerate() {
+        match page {
+            Ok(p) => {
+                let (header, data) = (p.header_span(name, k), p.data_span(name, k));
+                end = data.range.end;
+                pages.push((header, p.fields, data));
+            }
+            Err(e) => {
+                let reason = Some(e.to_string());
+                let range = end..chunk.end.max(end);
+                failed = Some(Span {
+                    name: format!("{name}.page[{k}]"),
+                    range,
+                    role: Role::Payload,
+                    value: None,
+                    reason,
+                });
+            }
+        }
+    }
+    let near = pages.partition_point(|(_, _, data)| data.range.end <= w.start);
+    let from = near.saturating_sub(PAGES_KEPT / 2).min(pages.len().saturating_sub(PAGES_KEPT));
+    let to = (from + PAGES_KEPT).min(pages.len());
+    let whole = from == 0 && to == pages.len();
+    let mut covered = if whole { chunk.clone() } else { w.clone() };
+    for (header, fields, data) in pages.drain(from..to) {
+        covered = covered.start.min(header.range.start)..covered.end.max(data.range.end);
+        out.push(header);
+        out.extend(fields);
+        out.push(data);
+    }
+    out.extend(failed);
+    covered
 }
 
 fn u32v(b: &[u8]) -> u32 {
@@ -306,6 +425,40 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// A base's windowed header names every column chunk; near any cursor
+    /// (a chunk's pages, the footer) every span of the full decode that holds
+    /// the cursor is there, the same name and bytes, and nothing else is.
+    #[test]
+    fn a_windowed_base_has_the_full_decodes_spans_near_the_cursor() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.cottas");
+        let rows: Vec<[String; 4]> = (0..3000)
+            .map(|i| [format!("<s{i:05}>"), format!("<p{}>", i % 7), format!("\"{i}\""), "DEFAULT".into()])
+            .collect();
+        let opts = crate::store::base::writer::BaseOptions { row_group_size: 500, ..Default::default() };
+        crate::store::base::writer::write_base(&path, &rows, &opts).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let full = crate::inspect::inspect_as(FileKind::Parquet, &bytes).spans;
+        let win = Windowed::open(FileKind::Parquet, &bytes).unwrap().unwrap();
+        assert!(win.lists_whole_file());
+        let chunks = win.header.iter().filter(|s| s.name.starts_with("row_group[")).count();
+        assert_eq!(chunks, 6 * 4, "six row groups of four columns");
+        let len = bytes.len() as u64;
+        for around in [0, 4, len / 3, len / 2, len - 40, len - 1] {
+            let (covered, spans) = win.spans(&bytes, around);
+            assert!(covered.contains(&around), "{around} outside {covered:?}");
+            for f in full.iter().filter(|f| f.range.contains(&around)) {
+                let found = spans.iter().any(|s| s.name == f.name && s.range == f.range);
+                assert!(found, "at {around}: {} {:?} missing", f.name, f.range);
+            }
+            for s in &spans {
+                let known = full.iter().any(|f| f.name == s.name && f.range == s.range);
+                assert!(known, "at {around}: {} {:?} is not a span of the full decode", s.name, s.range);
+            }
+            assert!(spans.len() < full.len(), "at {around}: the whole file was decoded");
         }
     }
 }

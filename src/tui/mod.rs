@@ -34,22 +34,28 @@ const TICK: Duration = Duration::from_millis(250);
 
 /// Runs the TUI on `chunk` until the user quits. A directory that is not a
 /// chunk opens as a corpus root: the list of the chunks under it.
-pub fn run(chunk: &Path, write: bool) -> std::io::Result<()> {
+pub fn run(chunk: &Path, write: bool, memory_limit: usize) -> std::io::Result<()> {
     let mut terminal = ratatui::init();
     let _ = execute!(std::io::stdout(), EnableMouseCapture);
     let result = match bench::scroll_frames() {
         Some(n) => bench::scroll(&mut terminal, chunk, n),
         None if bench::keys_requested() => bench::keys(&mut terminal, chunk),
-        None => event_loop(&mut terminal, chunk, write),
+        None => event_loop(&mut terminal, chunk, write, memory_limit),
     };
     let _ = execute!(std::io::stdout(), DisableMouseCapture);
     ratatui::restore();
     result
 }
 
-fn event_loop(terminal: &mut ratatui::DefaultTerminal, path: &Path, write: bool) -> std::io::Result<()> {
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    path: &Path,
+    write: bool,
+    memory_limit: usize,
+) -> std::io::Result<()> {
     let mut app =
         if crate::corpus::is_chunk(path) { App::new(path, write) } else { App::for_corpus(path, write) };
+    app.memory_limit = memory_limit;
     let size = terminal.size()?;
     let mut effects = app.startup();
     effects.extend(action::update(&mut app, Action::Resize { width: size.width, height: size.height }));
@@ -127,6 +133,6 @@ fn drain(app: &mut App, ch: &mut Channel) -> std::io::Result<()> {
 
 fn run_effects(app: &App, effects: Vec<Effect>, tx: &Sender<Msg>) {
     for effect in effects {
-        worker::spawn(&app.chunk, effect, tx);
+        worker::spawn(&app.chunk, app.memory_limit, effect, tx);
     }
 }

@@ -130,12 +130,18 @@ pub struct Compaction {
     pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// `--memory-limit`'s default, as the CLI commands'.
+pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
+
 pub struct App {
     /// The chunk the chunk views show (the corpus root until one is opened).
     pub chunk: PathBuf,
     /// Opened on a corpus root: its chunks, and which one is open.
     pub corpus: Option<CorpusView>,
     pub write: bool,
+    /// Memory for each query, export, verify or compaction a worker runs
+    /// (`--memory-limit`).
+    pub memory_limit: usize,
     pub tab: Tab,
     /// Drill-down history for Esc: where the user came from.
     pub back: Vec<Tab>,
@@ -188,6 +194,7 @@ impl App {
             chunk: chunk.to_path_buf(),
             corpus: None,
             write,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
             tab: Tab::Store,
             back: Vec::new(),
             listing: None,

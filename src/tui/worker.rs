@@ -82,14 +82,14 @@ pub enum Msg {
 }
 
 /// Runs `effect` on a worker thread; its messages arrive on `tx`.
-pub fn spawn(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
+pub fn spawn(chunk: &Path, memory: usize, effect: Effect, tx: &Sender<Msg>) {
     let chunk = chunk.to_path_buf();
     let (tx, status_tx) = (tx.clone(), tx.clone());
     // SPARQL runs on a stack sized for the limits in `sparql::limits`.
     let started = if matches!(effect, Effect::Query { .. } | Effect::Export { .. } | Effect::Update(_)) {
-        spawn_request_thread(move || perform(&chunk, effect, &tx)).map(drop)
+        spawn_request_thread(move || perform(&chunk, memory, effect, &tx)).map(drop)
     } else {
-        std::thread::Builder::new().spawn(move || perform(&chunk, effect, &tx)).map(drop)
+        std::thread::Builder::new().spawn(move || perform(&chunk, memory, effect, &tx)).map(drop)
     };
     if let Err(e) = started {
         // The work is gone with the thread that never started; say so.
@@ -104,15 +104,16 @@ pub fn settle(app: &mut App, effects: Vec<Effect>) {
     let mut queue: std::collections::VecDeque<Effect> = effects.into();
     while let Some(effect) = queue.pop_front() {
         let chunk = app.chunk.clone();
-        on_request_stack(|| perform(&chunk, effect, &tx));
+        on_request_stack(|| perform(&chunk, app.memory_limit, effect, &tx));
         while let Ok(msg) = rx.try_recv() {
             queue.extend(super::action::update(app, super::action::Action::Worker(msg)));
         }
     }
 }
 
-/// The work of one effect, reported on `tx`.
-pub fn perform(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
+/// The work of one effect, reported on `tx`; `memory` bounds a query,
+/// export, verify or compaction as their commands' `--memory-limit` does.
+pub fn perform(chunk: &Path, memory: usize, effect: Effect, tx: &Sender<Msg>) {
     let msg = match effect {
         Effect::ListVersions => {
             let (listing, observed) = load::list_versions(chunk);
@@ -124,16 +125,16 @@ pub fn perform(chunk: &Path, effect: Effect, tx: &Sender<Msg>) {
         }
         Effect::OpenFile { path, at } => Msg::Opened(load::open_file(&path).map(Box::new), at),
         Effect::Namespaces => Msg::Namespaces(load::namespaces(chunk)),
-        Effect::Query { text, token } => Msg::QueryDone(query_table(chunk, &text, token, tx)),
-        Effect::Export { text, out, format } => Msg::Exported(export(chunk, &text, &out, format)),
+        Effect::Query { text, token } => Msg::QueryDone(query_table(chunk, memory, &text, token, tx)),
+        Effect::Export { text, out, format } => Msg::Exported(export(chunk, memory, &text, &out, format)),
         Effect::Update(text) => Msg::Wrote(update(chunk, &text)),
         Effect::PlanCompaction => Msg::Planned(plan_compaction(chunk)),
-        Effect::Compact { cancel } => Msg::CompactDone(run_compaction(chunk, cancel, tx)),
+        Effect::Compact { cancel } => Msg::CompactDone(run_compaction(chunk, memory, cancel, tx)),
         Effect::PlanRepair(kind) => Msg::Planned(plan_repair(chunk, kind)),
         Effect::Repair(kind) => Msg::Wrote(repair(chunk, &kind)),
-        Effect::Verify { deep } => Msg::Verified(verify_chunk(chunk, deep, tx)),
+        Effect::Verify { deep } => Msg::Verified(verify_chunk(chunk, memory, deep, tx)),
         Effect::ListCorpus(root) => Msg::CorpusListed(list_corpus(&root)),
-        Effect::VerifyCorpus(root) => Msg::CorpusVerified(verify_corpus(&root)),
+        Effect::VerifyCorpus(root) => Msg::CorpusVerified(verify_corpus(&root, memory)),
     };
     let _ = tx.send(msg);
 }
@@ -182,10 +183,11 @@ fn plan_compaction(chunk: &Path) -> Result<Confirm, String> {
 
 fn run_compaction(
     chunk: &Path,
+    memory: usize,
     cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     tx: &Sender<Msg>,
 ) -> CompactEnd {
-    let opts = CompactOptions { cancel: Some(cancel), ..CompactOptions::default() };
+    let opts = CompactOptions { cancel: Some(cancel), memory_limit: memory, ..CompactOptions::default() };
     let r = compact::compact(chunk, &opts, |p| {
         let _ = tx.send(Msg::CompactProgress(p.clone()));
     });
@@ -226,11 +228,11 @@ fn repair(chunk: &Path, kind: &Repair) -> Result<String, String> {
 
 /// `verify` of the whole chunk, through the same code as the CLI; progress
 /// goes to the view as it is made.
-fn verify_chunk(chunk: &Path, deep: bool, tx: &Sender<Msg>) -> Result<Box<Report>, String> {
+fn verify_chunk(chunk: &Path, memory: usize, deep: bool, tx: &Sender<Msg>) -> Result<Box<Report>, String> {
     let progress = |done: u64, all: u64| {
         let _ = tx.send(Msg::VerifyProgress(done, all));
     };
-    let opts = VerifyOptions { deep, progress: Some(&progress), ..VerifyOptions::default() };
+    let opts = VerifyOptions { deep, memory_limit: memory, progress: Some(&progress) };
     verify::verify(chunk, opts).map(Box::new).map_err(|e| e.to_string())
 }
 
@@ -242,9 +244,11 @@ fn list_corpus(root: &Path) -> Result<Vec<ChunkSummary>, String> {
 
 /// `corpus verify` of every chunk (two at a time), counted per chunk; a
 /// chunk verify could not run on counts as one error.
-fn verify_corpus(root: &Path) -> Vec<(PathBuf, FileStatus)> {
+fn verify_corpus(root: &Path, memory: usize) -> Vec<(PathBuf, FileStatus)> {
     let Ok(chunks) = corpus::find_chunks(root, corpus::DEFAULT_DEPTH) else { return Vec::new() };
-    let reports = corpus::verify_all(root, &chunks, VerifyOptions::default(), 2);
+    // Two chunks at a time, so each gets half.
+    let opts = VerifyOptions { memory_limit: memory / 2, ..VerifyOptions::default() };
+    let reports = corpus::verify_all(root, &chunks, opts, 2);
     let counted = reports.into_iter().map(|r| match r.outcome {
         corpus::ChunkOutcome::Report(report) => {
             let errors = report.errors();
@@ -287,11 +291,17 @@ impl RowStream<'_> {
     }
 }
 
-fn query_table(chunk: &Path, text: &str, token: CancellationToken, tx: &Sender<Msg>) -> QueryTable {
+fn query_table(
+    chunk: &Path,
+    memory: usize,
+    text: &str,
+    token: CancellationToken,
+    tx: &Sender<Msg>,
+) -> QueryTable {
     let started = Instant::now();
     let mut stream =
         RowStream { tx, vars: Vec::new(), pending: Vec::new(), seen: 0, sent: 0, last: Instant::now() };
-    let outcome = run_for_table(chunk, text, token, &mut stream);
+    let outcome = run_for_table(chunk, memory, text, token, &mut stream);
     let mut table =
         QueryTable { vars: stream.vars, rows: stream.pending, total: stream.seen, ..QueryTable::default() };
     match outcome {
@@ -306,6 +316,7 @@ fn query_table(chunk: &Path, text: &str, token: CancellationToken, tx: &Sender<M
 /// an ASK's answer is returned.
 fn run_for_table(
     chunk: &Path,
+    memory: usize,
     text: &str,
     token: CancellationToken,
     out: &mut RowStream,
@@ -313,7 +324,7 @@ fn run_for_table(
     let query = crate::sparql::limits::parse_query(SparqlParser::new(), text)
         .map_err(|e| crate::sparql::run::QueryError::from(e).to_string())?;
     let store = Store::open(chunk).map_err(|e| e.to_string())?;
-    let cache = ColumnCache::new(256 << 20);
+    let cache = ColumnCache::within(&store, memory);
     let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
     let explain = std::cell::RefCell::new(Explain::default());
     let dataset = StoreDataset::single(&store, &overlay, &cache, &explain);
@@ -347,9 +358,15 @@ fn run_for_table(
     Ok(None)
 }
 
-fn export(chunk: &Path, text: &str, out: &Path, format: OutputFormat) -> Result<String, String> {
+fn export(
+    chunk: &Path,
+    memory: usize,
+    text: &str,
+    out: &Path,
+    format: OutputFormat,
+) -> Result<String, String> {
     let store = Store::open(chunk).map_err(|e| e.to_string())?;
-    let cache = ColumnCache::new(256 << 20);
+    let cache = ColumnCache::within(&store, memory);
     let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
     let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut file = std::io::BufWriter::new(file);

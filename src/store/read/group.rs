@@ -35,6 +35,11 @@ pub(super) struct Group<'s> {
     /// A bound subject's global row ranges, from `.s.offsets`.
     pub s_range: Option<&'s [(u64, u64)]>,
     pub cache: &'s ColumnCache,
+    /// Read in [`super::SLICES`]: each slice's cells are read sparsely even
+    /// when the column was read before (the slices are planned reads of a
+    /// few rows each, not a join coming back), so a `LIMIT 100` resolves
+    /// about 500 values per column, not the row group's whole dictionary.
+    pub sliced: bool,
 }
 
 impl<'s> Group<'s> {
@@ -46,7 +51,7 @@ impl<'s> Group<'s> {
         s_range: Option<&'s [(u64, u64)]>,
         cache: &'s ColumnCache,
     ) -> Self {
-        Group { store, rg, rows: store.base.rg_rows(rg), bound, dicts, s_range, cache }
+        Group { store, rg, rows: store.base.rg_rows(rg), bound, dicts, s_range, cache, sliced: false }
     }
 
     /// Candidate local rows of row group `rg` from the most selective source
@@ -168,7 +173,7 @@ impl<'s> Group<'s> {
                 return Ok(ids);
             }
         }
-        if !self.cache.first_touch((rg, col)) {
+        if !self.sliced && !self.cache.first_touch((rg, col)) {
             let c = self.cache.ids(self.store, dict, rg, col, ex)?;
             return Ok(Some(at.iter().map(|&r| c[r as usize]).collect()));
         }

@@ -161,6 +161,16 @@ impl ColumnCache {
         ColumnCache { budget: budget_bytes, inner: Mutex::new(CacheInner::default()) }
     }
 
+    /// The cache of one process (or TUI worker) reading `store` within
+    /// `memory_limit` bytes: half for decoded columns, half for the store's
+    /// mapped pages (released whole when exceeded; see
+    /// [`Store::limit_mapped_pages`]). The evaluator's joins and sorts are
+    /// not bounded by it.
+    pub fn within(store: &Store, memory_limit: usize) -> Self {
+        store.limit_mapped_pages(memory_limit as u64 / 2);
+        ColumnCache::new(memory_limit / 2)
+    }
+
     fn lookup(&self, key: (usize, usize), ex: &mut Explain) -> Option<Cached> {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let hit = g.map.get(&key).map(|(c, _)| c.clone());
@@ -430,7 +440,7 @@ pub struct Scan<'a> {
 /// resolve every object of a row group; a scan that reads on pays for the
 /// slices once, under 5% more. The first slice is 16 rows: with 64, a
 /// `LIMIT 10` at 100M quads resolved six times the objects it needed.
-const SLICES: [usize; 4] = [16, 48, 448, 3584];
+pub(super) const SLICES: [usize; 4] = [16, 48, 448, 3584];
 
 impl<'a> Scan<'a> {
     /// The matches of the next row group left by pruning (possibly none);
@@ -457,7 +467,8 @@ impl<'a> Scan<'a> {
     /// next call goes on where this one stopped.
     fn read_slice(&mut self, rg: usize, from: usize, cache: &ColumnCache) -> Result<Rows<'a>, StoreError> {
         let Some(dicts) = self.dicts else { return self.read_group(rg, cache) };
-        let group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache);
+        let mut group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache);
+        group.sliced = true;
         let ex = &mut self.explain;
         if from == 0 {
             ex.decoded_row_groups += 1;

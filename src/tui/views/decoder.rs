@@ -116,7 +116,9 @@ impl Decoder {
         d.bytes = FileBytes::Mapped(map);
         let (range, spans) = win.spans(&d.bytes, 0);
         d.set_spans(spans);
-        d.folds = Folds::for_tree(&d.tree, true);
+        // A sidecar's few elements near the cursor are shown open; a base's
+        // tree lists every row group, closed but for the cursor's.
+        d.folds = Folds::for_tree(&d.tree, !win.lists_whole_file());
         d.window = Some((win, range));
         d
     }
@@ -155,15 +157,16 @@ impl Decoder {
 
     /// After the cursor moved: new spans when it left the covered range
     /// (or came near its edge), the selection kept on the cursor's field.
-    fn follow_cursor(&mut self) {
-        let Some((win, range)) = &self.window else { return };
+    /// Whether the spans were rebuilt.
+    fn follow_cursor(&mut self) -> bool {
+        let Some((win, range)) = &self.window else { return false };
         // Near an edge of what is shown, unless that edge is the file's.
         let margin = crate::inspect::window::REACH / 4;
         let low_ok = range.start == 0 || self.cursor >= range.start + margin;
         let high_ok = range.end == self.bytes.len() as u64 || self.cursor + margin < range.end;
         let inside = range.contains(&self.cursor) && low_ok && high_ok;
         if inside {
-            return;
+            return false;
         }
         let (range, spans) = win.spans(&self.bytes, self.cursor);
         self.set_spans(spans);
@@ -171,6 +174,7 @@ impl Decoder {
             *r = range;
         }
         self.select_span_at_cursor();
+        true
     }
 
     /// The innermost span holding `offset`.
@@ -220,14 +224,14 @@ fn offset_digits(len: u64) -> usize {
     bits.div_ceil(4).max(4)
 }
 
-/// How the decoder splits its width: the tree, the hex pane and its bytes
-/// per row. The hex pane needs a fixed width (16 bytes a row, hexyl's
-/// layout); the tree takes the rest, and when 16 bytes a row would leave the
-/// tree too little for its rows, the hex pane drops to 8.
+/// How the decoder splits its width: the tree's columns and the hex pane's
+/// bytes per row (the hex pane takes the rest). The hex pane needs a fixed
+/// width (16 bytes a row, hexyl's layout); the tree takes the rest, and when
+/// 16 bytes a row would leave the tree too little for its rows, the hex
+/// pane drops to 8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Panes {
     pub tree: u16,
-    pub hex: u16,
     pub bytes_per_row: u64,
 }
 
@@ -246,10 +250,10 @@ pub fn panes(width: u16, tree_need: u16) -> Panes {
     let narrow = hex_width(8);
     let enough = tree_need.clamp(TREE_MIN, 44);
     if width >= wide + enough {
-        return Panes { tree: width - wide, hex: wide, bytes_per_row: 16 };
+        return Panes { tree: width - wide, bytes_per_row: 16 };
     }
     let tree = width.saturating_sub(narrow).max(width * 2 / 5);
-    Panes { tree, hex: width - tree, bytes_per_row: 8 }
+    Panes { tree, bytes_per_row: 8 }
 }
 
 /// The decoder's keys, for the keybar and `?`.
@@ -366,10 +370,11 @@ impl Decoder {
                 self.cursor = self.tree.nodes[node].range.start;
             }
             let before = self.tree.nodes.get(self.sel).map(|n| n.path.clone());
-            self.follow_cursor();
             // New spans near the cursor: keep the same field selected.
-            if let Some(i) = before.and_then(|p| self.tree.find(&p)) {
-                self.select_node(i);
+            if self.follow_cursor() {
+                if let Some(i) = before.and_then(|p| self.tree.find(&p)) {
+                    self.select_node(i);
+                }
             }
         } else {
             let len = self.bytes.len() as i128;
@@ -386,6 +391,9 @@ impl Decoder {
     /// shows the fields there. `false` when the step stays inside.
     fn step_past_window(&mut self, want: i64, pos: i64, shown: usize) -> bool {
         let Some((win, range)) = &self.window else { return false };
+        if win.lists_whole_file() {
+            return false;
+        }
         let header = win.header.len() as i64;
         let len = self.bytes.len() as u64;
         let target = if want >= shown as i64 {
