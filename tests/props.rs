@@ -283,6 +283,17 @@ proptest! {
         }
     }
 
+    /// IRIs of plain characters (ASCII, multi-byte, four-byte) and what
+    /// each producer escapes come back whole, however the runs fall.
+    #[test]
+    fn iri_tokens_round_trip(s in "[a-z:/#.%~=é€\u{10000}-\u{10004}\u{7f}]{0,24}") {
+        let t = term::Term::Iri(s);
+        for esc in Escaping::ALL {
+            let tok = term::render(&t, esc);
+            prop_assert_eq!(term::parse_token(&tok), Ok(t.clone()), "{:?}", tok);
+        }
+    }
+
     #[test]
     fn term_parser_never_panics(s in "\\PC{0,16}|[<>\"\\\\_:@^a-z]{0,12}") {
         let _ = term::parse_token(&s);

@@ -179,6 +179,13 @@ impl fmt::Display for TokenError {
 }
 impl std::error::Error for TokenError {}
 
+/// A byte an IRI token holds as it is: not `>`, `\\`, a space or control,
+/// nor a character IRIs forbid. Bytes of multi-byte characters are plain,
+/// so a run of plain bytes ends on a character boundary.
+fn plain_iri_byte(c: u8) -> bool {
+    c > b' ' && !b"<>\"{}|^`\\".contains(&c)
+}
+
 struct Lexer<'a> {
     b: &'a [u8],
     s: &'a str,
@@ -233,6 +240,14 @@ impl<'a> Lexer<'a> {
         self.pos += 1;
         let mut out = String::new();
         loop {
+            // The plain characters up to the next one that needs a look, in
+            // one copy (a join's inner lookup parses every bound IRI).
+            let run = self.b[self.pos..]
+                .iter()
+                .position(|&c| !plain_iri_byte(c))
+                .unwrap_or(self.b.len() - self.pos);
+            out.push_str(&self.s[self.pos..self.pos + run]);
+            self.pos += run;
             match self.peek() {
                 None => return self.err("`>` closing the IRI"),
                 Some(b'>') => {
@@ -396,6 +411,8 @@ mod tests {
         assert_eq!(parse_token("\"abc").unwrap_err().offset, 4);
         assert_eq!(parse_token("\"a\"@").unwrap_err().offset, 4);
         assert_eq!(parse_token("<a>x").unwrap_err().offset, 3);
+        assert_eq!(parse_token("<é€a{b>").unwrap_err().offset, 7, "after a run of multi-byte characters");
+        assert_eq!(parse_token("<abc").unwrap_err().offset, 4);
         assert!(parse_token("").is_err());
         assert!(parse_token("DEFAULTX").is_err());
     }

@@ -626,14 +626,18 @@ impl Store {
             Ok(None) => return nothing(explain, None),
             Err(e) => return nothing(explain, Some(e)),
         };
-        let mut keep = self.prune(&bound, &mut explain);
+        // A bound subject's rows first: they name the one or two row
+        // groups worth the presence bits of the other bound terms (a join's
+        // inner lookup otherwise tested every row group's bits).
         let s_range = match self.subject_ranges(&bound) {
             Ok(r) => r,
             Err(e) => return nothing(explain, Some(e)),
         };
+        let mut keep = vec![true; n];
         if let Some(ranges) = &s_range {
             self.prune_by_subject(ranges, &mut keep, &mut explain);
         }
+        self.prune(&bound, &mut keep, &mut explain);
         Scan { store: self, bound, dicts, s_range, keep, next_rg: 0, open_rest: None, explain, fault: None }
     }
 
@@ -683,13 +687,12 @@ impl Store {
         }
     }
 
-    /// Which row groups may hold matches: presence and po.presence with
-    /// dictionaries, Parquet statistics and bloom filters without.
-    fn prune(&self, bound: &[Bound], ex: &mut Explain) -> Vec<bool> {
-        let n = self.base.num_row_groups();
+    /// Which of the row groups still in `keep` may hold matches: presence
+    /// and po.presence with dictionaries, Parquet statistics and bloom
+    /// filters without.
+    fn prune(&self, bound: &[Bound], keep: &mut [bool], ex: &mut Explain) {
         let sc = &self.sidecars;
-        let mut keep = vec![true; n];
-        let prune = |keep: &mut Vec<bool>, counter: &mut usize, test: &dyn Fn(usize) -> bool| {
+        let prune = |keep: &mut [bool], counter: &mut usize, test: &dyn Fn(usize) -> bool| {
             for (rg, k) in keep.iter_mut().enumerate() {
                 if *k && !test(rg) {
                     *k = false;
@@ -712,22 +715,18 @@ impl Store {
                 continue;
             }
             match (&b.ids, sc.presence(b.col)) {
-                (Some(ids), Some(pr)) => prune(&mut keep, &mut ex.pruned_by_presence, &|rg| {
+                (Some(ids), Some(pr)) => prune(keep, &mut ex.pruned_by_presence, &|rg| {
                     ids.iter().any(|&id| may_hold(pr.get(rg as u32, id)))
                 }),
                 _ => {
                     let toks = &b.tokens;
-                    prune(
-                        &mut keep,
-                        &mut ex.pruned_by_statistics,
-                        &|rg| match self.base.min_max(rg, b.col) {
-                            Some((lo, hi)) => toks
-                                .iter()
-                                .any(|t| lo.as_slice() <= t.as_slice() && t.as_slice() <= hi.as_slice()),
-                            None => true,
-                        },
-                    );
-                    prune(&mut keep, &mut ex.pruned_by_bloom, &|rg| {
+                    prune(keep, &mut ex.pruned_by_statistics, &|rg| match self.base.min_max(rg, b.col) {
+                        Some((lo, hi)) => toks
+                            .iter()
+                            .any(|t| lo.as_slice() <= t.as_slice() && t.as_slice() <= hi.as_slice()),
+                        None => true,
+                    });
+                    prune(keep, &mut ex.pruned_by_bloom, &|rg| {
                         toks.iter().any(|t| self.base.bloom_may_contain(rg, b.col, t).unwrap_or(true))
                     });
                 }
@@ -736,13 +735,12 @@ impl Store {
         let ids_of = |col: usize| bound.iter().find(|b| b.col == col).and_then(|b| b.ids.as_ref());
         let bound_po = ids_of(1).zip(ids_of(2));
         if let Some(((ps, os), po)) = bound_po.and_then(|po_ids| Some((po_ids, sc.po_presence()?))) {
-            prune(&mut keep, &mut ex.pruned_by_po_presence, &|rg| {
+            prune(keep, &mut ex.pruned_by_po_presence, &|rg| {
                 ps.iter().any(|&p| os.iter().any(|&o| may_hold(po.contains(rg as u32, p, o))))
             });
         }
         if let Some(e) = fault.into_inner() {
             ex.fault(e);
         }
-        keep
     }
 }

@@ -49,7 +49,14 @@ pub fn release_mapped_pages(bytes: &[u8]) {
 /// This process's resident bytes of file-backed (and shared) pages, from
 /// `/proc/self/statm`; `None` where there is no such file.
 pub fn resident_file_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/statm").ok()?;
+    use std::os::unix::fs::FileExt;
+    // Opened once and read again from offset 0: the kernel makes the text
+    // afresh on each read, and opening the file was half of each measure.
+    static STATM: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+    let file = STATM.get_or_init(|| std::fs::File::open("/proc/self/statm").ok()).as_ref()?;
+    let mut buf = [0u8; 256];
+    let n = file.read_at(&mut buf, 0).ok()?;
+    let text = std::str::from_utf8(&buf[..n]).ok()?;
     let shared_pages: u64 = text.split_whitespace().nth(2)?.parse().ok()?;
     Some(shared_pages * 4096)
 }
