@@ -50,6 +50,8 @@ pub fn version_details(chunk: &Path, dir: &Path) -> VersionDetails {
 
 /// Dictionary tokens sampled per column for the store's namespaces.
 const NAMESPACE_SAMPLE: u32 = 4096;
+/// Neighbouring ids read together by that sample.
+const SAMPLE_RUN: u64 = 64;
 
 /// The current version's most frequent namespaces, from its dictionaries:
 /// every predicate and graph, and an even sample of subjects and objects
@@ -67,8 +69,12 @@ pub fn namespaces(chunk: &Path) -> Result<(String, Vec<(String, usize)>), String
         // all of them (up to 16 samples' worth).
         let cap = if c == 1 { 16 * NAMESPACE_SAMPLE } else { NAMESPACE_SAMPLE };
         let take = n.min(u64::from(cap));
+        // Runs of neighbouring ids, evenly spread: a run's tokens share the
+        // dictionary's blocks, so 4,096 samples touch about 200 blocks, not
+        // 12,000 (134–311 ms at 100M quads when each sample was alone).
+        let runs = take.div_ceil(SAMPLE_RUN).max(1);
         for k in 0..take {
-            let id = (k * n / take.max(1)) as u32;
+            let id = ((k / SAMPLE_RUN) * n / runs + k % SAMPLE_RUN).min(n - 1) as u32;
             if let Ok(t) = dict.token(id) {
                 tokens.push(String::from_utf8_lossy(t).into_owned());
             }
