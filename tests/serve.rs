@@ -134,6 +134,48 @@ fn bad_requests_get_the_right_status_and_say_why() {
 }
 
 #[test]
+fn cors_answers_the_origins_it_was_given_and_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::sample_store(dir.path());
+    let app = "https://app.example.org";
+    let server = Server::start(&store, &["--cors", app]);
+    let ask = |origin: &str| {
+        curl(&["-H", &format!("Origin: {origin}"), "--data-urlencode", "query=ASK {}", &server.url("/query")])
+    };
+    let allowed = ask(app);
+    assert_eq!(allowed.status, 200);
+    assert_eq!(allowed.header("access-control-allow-origin"), Some(app));
+    assert_eq!(allowed.header("vary"), Some("Origin"));
+    let other = ask("https://elsewhere.example");
+    assert_eq!(other.status, 200, "CORS decides what a browser may read, not what the server answers");
+    assert_eq!(other.header("access-control-allow-origin"), None);
+    // The preflight of a Graph Store PUT from the allowed origin.
+    let preflight = |origin: &str| {
+        curl(&[
+            "-X",
+            "OPTIONS",
+            "-H",
+            &format!("Origin: {origin}"),
+            "-H",
+            "Access-Control-Request-Method: PUT",
+            &server.url("/store?default"),
+        ])
+    };
+    let pre = preflight(app);
+    assert_eq!(pre.status, 204);
+    assert!(pre
+        .header("access-control-allow-methods")
+        .is_some_and(|m| m.contains("PUT") && m.contains("DELETE")));
+    assert!(pre.header("access-control-allow-headers").is_some_and(|h| h.contains("Authorization")));
+    assert_eq!(preflight("https://elsewhere.example").header("access-control-allow-methods"), None);
+    drop(server);
+    // `--cors '*'`: any origin, answered with `*`.
+    let server = Server::start(&store, &["--cors", "*"]);
+    let any = curl(&["-H", "Origin: https://anyone.example", &server.url("/health")]);
+    assert_eq!(any.header("access-control-allow-origin"), Some("*"));
+}
+
+#[test]
 fn a_read_only_server_refuses_updates_and_describes_itself() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&common::sample_store(dir.path()), &[]);
@@ -454,8 +496,62 @@ fn a_large_result_streams_and_sigterm_exits_cleanly() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("transfer-encoding"), Some("chunked"), "larger than a piece: streamed");
     assert_eq!(r.body.lines().count(), 40_001);
+    // An HTTP/1.0 client cannot read chunks: the same result, ended by closing.
+    let mut s = connect(&server);
+    let query = "SELECT%20*%20%7B%20%3Fs%20%3Fp%20%3Fo%20%7D";
+    write!(
+        s.get_mut(),
+        "GET /query?query={query} HTTP/1.0\r\nHost: x\r\nAccept: text/tab-separated-values\r\n\r\n"
+    )
+    .unwrap();
+    let answer = until_closed(&mut s);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(
+        head.starts_with("HTTP/1.1 200") && !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "{head}"
+    );
+    assert_eq!(body.lines().count(), 40_001);
+    // An HTTP/1.1 client gets it in chunks and keeps the connection.
+    let mut s = connect(&server);
+    let get =
+        format!("GET /query?query={query} HTTP/1.1\r\nHost: x\r\nAccept: text/tab-separated-values\r\n\r\n");
+    for _ in 0..2 {
+        s.get_mut().write_all(get.as_bytes()).unwrap();
+        let (status, head, body) = read_response(&mut s);
+        assert!(status == 200 && head.to_ascii_lowercase().contains("transfer-encoding: chunked"), "{head}");
+        assert_eq!(body.iter().filter(|&&b| b == b'\n').count(), 40_001);
+    }
     let status = server.stop();
     assert_eq!(status.code(), Some(0), "SIGTERM ends the server with status 0");
+}
+
+#[test]
+fn sigterm_refuses_new_connections_and_lets_a_request_in_flight_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = numbered_store(dir.path(), 500);
+    let mut server = Server::start(&store, &[]);
+    // 250,000 rows (22 MB): far more than the socket buffers hold, so the
+    // server is still writing while this client has read only the head.
+    let query = "SELECT * { ?s ?p ?o . ?a ?b ?c }".replace(' ', "%20").replace('?', "%3F");
+    let mut slow = connect(&server);
+    write!(slow.get_mut(), "GET /query?query={query} HTTP/1.1\r\nHost: x\r\nAccept: text/tab-separated-values\r\nConnection: close\r\n\r\n").unwrap();
+    let mut head = [0u8; 12];
+    slow.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    Command::new("kill").args(["-TERM", &server.child.id().to_string()]).status().unwrap();
+    let waited = Instant::now();
+    while TcpStream::connect(("127.0.0.1", server.port)).is_ok() {
+        assert!(waited.elapsed() < Duration::from_secs(10), "still accepting connections after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rest = until_closed(&mut slow);
+    assert!(
+        rest.ends_with("\r\n0\r\n\r\n"),
+        "the request in flight was cut: ...{:?}",
+        &rest[rest.len().saturating_sub(40)..]
+    );
+    assert!(rest.matches('\n').count() > 250_000, "every row arrived");
+    assert_eq!(server.child.wait().unwrap().code(), Some(0));
 }
 
 /// Commits one quad per request (`<k_i> <w> i`) until a request is not
@@ -881,4 +977,172 @@ fn the_endpoint_answers_as_the_cli_does() {
         };
         assert_eq!(rows(&http.body), rows(&String::from_utf8_lossy(&cli.stdout)), "{query}");
     }
+}
+
+/// One response read off a connection that stays open: status, head and body.
+fn read_response(s: &mut std::io::BufReader<TcpStream>) -> (u16, String, Vec<u8>) {
+    use std::io::BufRead;
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(s.read_line(&mut line).unwrap() > 0, "the connection closed in a head: {head}");
+        head.push_str(&line);
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let status = head[9..12].parse().unwrap();
+    let field = |name: &str| {
+        head.lines().find_map(|l| {
+            l.split_once(':').filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim().to_owned())
+        })
+    };
+    let mut body = Vec::new();
+    if let Some(n) = field("content-length") {
+        body.resize(n.parse().unwrap(), 0);
+        s.read_exact(&mut body).unwrap();
+    } else if field("transfer-encoding").is_some() {
+        loop {
+            let mut size = String::new();
+            s.read_line(&mut size).unwrap();
+            let n = usize::from_str_radix(size.trim(), 16).unwrap();
+            let mut chunk = vec![0u8; n + 2];
+            s.read_exact(&mut chunk).unwrap();
+            body.extend_from_slice(&chunk[..n]);
+            if n == 0 {
+                break;
+            }
+        }
+    }
+    (status, head, body)
+}
+
+fn connect(server: &Server) -> std::io::BufReader<TcpStream> {
+    let s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    std::io::BufReader::new(s)
+}
+
+/// Everything the server sends until it closes the connection.
+fn until_closed(s: &mut std::io::BufReader<TcpStream>) -> String {
+    let mut rest = Vec::new();
+    s.read_to_end(&mut rest).unwrap();
+    String::from_utf8_lossy(&rest).into_owned()
+}
+
+#[test]
+fn connections_frame_requests_as_http_1_1_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::sample_store(dir.path());
+    let server = Server::start(&store, &[]);
+    let ask = "ASK { ?s ?p ?o }";
+
+    // Two requests sent at once on one connection get two answers, in order.
+    let mut s = connect(&server);
+    let get = |q: &str| {
+        format!(
+            "GET /query?query={} HTTP/1.1\r\nHost: x\r\nAccept: text/csv\r\n\r\n",
+            q.replace(' ', "%20").replace('<', "%3C").replace('>', "%3E")
+        )
+    };
+    s.get_mut()
+        .write_all(format!("{}{}", get(ask), get("ASK { <http://no/such> ?p ?o }")).as_bytes())
+        .unwrap();
+    let (status, head, body) = read_response(&mut s);
+    assert_eq!((status, String::from_utf8_lossy(&body).trim()), (200, "true"), "{head}");
+    assert!(head.to_ascii_lowercase().contains("\r\ndate: "), "{head}");
+    let (status, _, body) = read_response(&mut s);
+    assert_eq!((status, String::from_utf8_lossy(&body).trim()), (200, "false"));
+
+    // A chunked body, with an extension and a trailer, on the same connection.
+    let chunked = format!(
+        "POST /query HTTP/1.1\r\nHost: x\r\nAccept: text/csv\r\nContent-Type: application/sparql-query\r\n\
+         Transfer-Encoding: chunked\r\n\r\n5;ext=1\r\nASK {{\r\n{:x}\r\n{}\r\n0\r\nX-Trailer: t\r\n\r\n",
+        ask.len() - 5,
+        &ask[5..]
+    );
+    s.get_mut().write_all(chunked.as_bytes()).unwrap();
+    let (status, head, body) = read_response(&mut s);
+    assert_eq!((status, String::from_utf8_lossy(&body).trim()), (200, "true"), "{head}");
+
+    // `Expect: 100-continue`: the interim answer comes before the body is sent.
+    let post = format!(
+        "POST /query HTTP/1.1\r\nHost: x\r\nAccept: text/csv\r\nContent-Type: application/sparql-query\r\n\
+         Expect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+        ask.len()
+    );
+    s.get_mut().write_all(post.as_bytes()).unwrap();
+    let mut interim = [0u8; 25];
+    s.read_exact(&mut interim).unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    s.get_mut().write_all(ask.as_bytes()).unwrap();
+    let (status, _, body) = read_response(&mut s);
+    assert_eq!((status, String::from_utf8_lossy(&body).trim()), (200, "true"));
+
+    // ... and none when the head alone is refused (a read-only server's
+    // update): the client never sends the body, and the connection closes.
+    s.get_mut()
+        .write_all(b"POST /update HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-update\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n")
+        .unwrap();
+    let (status, head, _) = read_response(&mut s);
+    assert_eq!(status, 403, "{head}");
+    assert!(head.to_ascii_lowercase().contains("connection: close"), "{head}");
+    assert_eq!(until_closed(&mut s), "");
+
+    // HEAD: the head of GET, with its length, and no body.
+    let mut s = connect(&server);
+    s.get_mut().write_all(b"HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let rest = until_closed(&mut s);
+    let (head, body) = rest.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200") && head.contains("content-length: "), "{head}");
+    assert_eq!(body, "");
+
+    // HTTP/1.0: one exchange, then the server closes.
+    let mut s = connect(&server);
+    s.get_mut().write_all(b"GET /health HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    assert!(until_closed(&mut s).starts_with("HTTP/1.1 200"));
+
+    // Refused framings, each answered and the connection closed.
+    for (request, status) in [
+        ("POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", "400"),
+        ("POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", "400"),
+        ("POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: -3\r\n\r\n", "400"),
+        ("POST /query HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "501"),
+        ("GET /health HTTP/1.1\r\n\r\n", "400"),
+        ("GET /health HTTP/1.1\r\nHost: x\r\nExpect: the-unexpected\r\n\r\n", "417"),
+        ("GET /health HTTP/2.0\r\nHost: x\r\n\r\n", "505"),
+    ] {
+        let mut s = connect(&server);
+        s.get_mut().write_all(request.as_bytes()).unwrap();
+        let answer = until_closed(&mut s);
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status}")), "{request:?} -> {answer}");
+    }
+    // A chunk size that is not hex is the body's error (400), and closes.
+    let mut s = connect(&server);
+    s.get_mut()
+        .write_all(b"POST /query HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-query\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+        .unwrap();
+    let answer = until_closed(&mut s);
+    assert!(answer.starts_with("HTTP/1.1 400") && answer.contains("chunk size"), "{answer}");
+}
+
+#[test]
+fn connections_past_the_thread_cap_wait_for_a_free_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::sample_store(dir.path());
+    let server = Server::start(&store, &["--threads", "1"]);
+    // The only connection thread is held by an idle keep-alive connection.
+    let mut first = connect(&server);
+    first.get_mut().write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    assert_eq!(read_response(&mut first).0, 200);
+    let mut second = connect(&server);
+    second.get_mut().set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    second.get_mut().write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut byte = [0u8; 1];
+    let waiting = second.get_mut().read(&mut byte);
+    assert!(waiting.is_err(), "the second connection was served while the only thread was busy");
+    // Once the first closes, the second is served.
+    drop(first);
+    second.get_mut().set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert!(until_closed(&mut second).starts_with("HTTP/1.1 200"));
 }

@@ -348,3 +348,60 @@ fn the_library_writer_refuses_invalid_entries_before_writing() {
     drop(w);
     assert_eq!(std::fs::metadata(chunk.join("data.deltalog")).unwrap().len(), deltalog::HEADER_LEN);
 }
+
+/// A long-lived writer (the endpoint) keeps its view between requests and
+/// skips reading the log only while nobody else has written: an append by
+/// another writer, a cut of the log or a compaction makes it read again, and
+/// every batch gets the next sequence number either way.
+#[test]
+fn a_suspended_writer_resumes_only_while_nothing_else_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let apply = |kept, text: &str| {
+        let mut u = Updater::resume(&chunk, None, kept).unwrap();
+        let resumed = u.writer().resumed;
+        let seq = u.apply(text).unwrap().receipt.map(|r| r.seq);
+        (u.suspend().unwrap(), resumed, seq)
+    };
+    let insert = |s: &str| format!("INSERT DATA {{ <{EX}/{s}> <{EX}/p> \"x\" }}");
+    let (kept, resumed, seq) = apply(None, &insert("a"));
+    assert_eq!((resumed, seq), (false, Some(1)));
+    let (kept, resumed, seq) = apply(Some(kept), &insert("b"));
+    assert_eq!((resumed, seq), (true, Some(2)), "nothing else wrote: the kept view is used");
+    // The kept view saw its own insert: inserting it again changes nothing.
+    let (kept, resumed, seq) = apply(Some(kept), &insert("b"));
+    assert_eq!((resumed, seq), (true, None));
+
+    ok(&update(&chunk, &[&insert("c")]));
+    let (kept, resumed, seq) = apply(Some(kept), &insert("d"));
+    assert_eq!((resumed, seq), (false, Some(4)), "another writer appended batch 3: the log is read again");
+    // What the other writer added is in the view the next request plans on.
+    let (kept, _, seq) = apply(Some(kept), &insert("c"));
+    assert_eq!(seq, None);
+
+    // A log cut back to an earlier length (as `repair` would) is noticed
+    // by its length and time, even though no batch was added.
+    let log = chunk.join("data.deltalog");
+    let bytes = std::fs::read(&log).unwrap();
+    let cut_at = log_of(&chunk).batches.len();
+    std::fs::write(&log, &bytes[..bytes.len() - 1]).unwrap();
+    let (kept, resumed, seq) = apply(Some(kept), &insert("e"));
+    assert!(!resumed, "a log changed behind the writer's back was trusted");
+    assert_eq!(seq, Some(cut_at as u64), "the torn last batch was cut and its number reused");
+
+    ok(&bin().arg("compact").arg(&chunk).output().unwrap());
+    let (kept, resumed, seq) = apply(Some(kept), &insert("f"));
+    assert!(!resumed, "after a compaction `current` names another version");
+    assert!(seq.is_some());
+    // The five of the sample, and a, b, c, e, f: d was in the torn batch.
+    assert_eq!(count(&chunk, ALL), (5 + 5).to_string());
+    let verify = bin().arg("verify").arg(&chunk).output().unwrap();
+    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
+
+    // A log removed behind the writer's back is created again, as `open` does.
+    let pending = log_of(&chunk).batches.len() as u64;
+    std::fs::remove_file(&log).unwrap();
+    let (_, resumed, seq) = apply(Some(kept), &insert("g"));
+    assert!(!resumed && pending > 0);
+    assert_eq!(seq, Some(1));
+}

@@ -183,8 +183,27 @@ impl std::error::Error for TokenError {}
 /// nor a character IRIs forbid. Bytes of multi-byte characters are plain,
 /// so a run of plain bytes ends on a character boundary.
 fn plain_iri_byte(c: u8) -> bool {
-    c > b' ' && !b"<>\"{}|^`\\".contains(&c)
+    PLAIN_IRI_BYTES[c as usize]
 }
+
+/// [`plain_iri_byte`] as a table: the lexer asks it for every byte of every
+/// IRI, and a join parses each bound IRI once per lookup and per chunk
+/// (searching the nine excluded characters was a sixth of a corpus join).
+const PLAIN_IRI_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = b' ' as usize + 1;
+    while c < 256 {
+        table[c] = true;
+        c += 1;
+    }
+    let excluded = b"<>\"{}|^`\\";
+    let mut i = 0;
+    while i < excluded.len() {
+        table[excluded[i] as usize] = false;
+        i += 1;
+    }
+    table
+};
 
 struct Lexer<'a> {
     b: &'a [u8],
@@ -384,6 +403,14 @@ pub fn parse_token(token: &str) -> Result<Term, TokenError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_iri_byte_table_is_the_rule_it_stands_for() {
+        for c in 0..=255u8 {
+            let rule = c > b' ' && !b"<>\"{}|^`\\".contains(&c);
+            assert_eq!(plain_iri_byte(c), rule, "byte {c:#04x}");
+        }
+    }
 
     #[test]
     fn pycottas_escapes_only_four_characters() {

@@ -1,9 +1,9 @@
 //! `cottas-tui serve`: the SPARQL 1.1 Protocol over the live store.
 //!
 //! The endpoint is a function from a request to a response
-//! ([`Endpoint::handle`]), so most of it is tested without a socket; oxhttp
-//! owns the sockets (one thread per connection, capped, with socket
-//! timeouts). Routes follow Oxigraph's layout so existing clients work:
+//! ([`Endpoint::handle`]), so most of it is tested without a socket;
+//! [`http1`] owns the sockets (connections served on threads kept between
+//! them, capped, with socket timeouts). Routes follow Oxigraph's layout so existing clients work:
 //! `/query` (and `/sparql`), `/update`, `/store` (the Graph Store
 //! Protocol), `/health`, and `/` (a query form).
 //!
@@ -23,6 +23,7 @@
 mod deadlines;
 mod form;
 mod graph_store;
+mod http1;
 mod load;
 mod multipart;
 pub mod negotiate;
@@ -36,6 +37,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use oxhttp::model::HeaderValue;
+
+use workers::{Stack, Workers};
 
 pub use routes::Endpoint;
 
@@ -93,6 +98,9 @@ fn debug_panic(text: &str) {
     }
 }
 
+/// How long a socket may make no progress, and a request head may take.
+const SOCKET_IDLE: Duration = Duration::from_secs(60);
+
 /// Set by SIGTERM and SIGINT.
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -112,13 +120,22 @@ pub fn serve(config: Config) -> anyhow::Result<()> {
         libc::signal(libc::SIGTERM, on_stop_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGINT, on_stop_signal as *const () as libc::sighandler_t);
     }
+    let listener = std::net::TcpListener::bind(config.bind)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.bind))?;
     let handler = Arc::clone(&endpoint);
-    let server = oxhttp::Server::new(move |request| handler.handle(request))
-        .bind(config.bind)
-        .with_global_timeout(Duration::from_secs(60))
-        .with_max_concurrent_connections(config.connections)
-        .with_server_name(concat!("cottas-tui/", env!("CARGO_PKG_VERSION")))?;
-    let _listening = server.spawn().map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.bind))?;
+    let handler: Arc<http1::Handler> = Arc::new(move |request: &mut _| handler.handle(request));
+    let options = Arc::new(http1::Options {
+        quiet: config.quiet,
+        server: HeaderValue::from_static(concat!("cottas-tui/", env!("CARGO_PKG_VERSION"))),
+        idle: SOCKET_IDLE,
+        head_deadline: SOCKET_IDLE,
+        stop: &STOP,
+    });
+    let connections = Arc::new(Workers::new(config.connections, Stack::Default, "connection"));
+    let listening = std::os::fd::AsRawFd::as_raw_fd(&listener);
+    std::thread::Builder::new()
+        .name("accept".into())
+        .spawn(move || http1::accept(listener, connections, handler, options))?;
     eprintln!(
         "cottas-tui: serving {} on http://{} ({}); SPARQL at /query, updates at /update",
         config.chunk.display(),
@@ -128,6 +145,10 @@ pub fn serve(config: Config) -> anyhow::Result<()> {
     while !STOP.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
     }
+    // Stop accepting: from here a new connection is refused, not queued.
+    // SAFETY: `listening` is the listener's descriptor, still open (the
+    // accepting thread owns the listener and ends when accept fails).
+    unsafe { libc::shutdown(listening, libc::SHUT_RDWR) };
     endpoint.drain(config.drain);
     Ok(())
 }

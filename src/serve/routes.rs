@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use oxhttp::model::header::{
     ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN, ALLOW,
-    AUTHORIZATION, CONNECTION, CONTENT_TYPE, LOCATION, ORIGIN, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
+    AUTHORIZATION, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, ORIGIN, RETRY_AFTER, VARY,
+    WWW_AUTHENTICATE,
 };
 use oxhttp::model::{Body, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use oxrdf::NamedNode;
@@ -21,11 +22,11 @@ use super::load::{self, LoadRefusal};
 use super::negotiate::{choose, Offer};
 use super::snapshot::{Snapshot, Snapshots};
 use super::stream::{self, Message, PieceWriter, Start, StreamBody};
-use super::workers::Workers;
+use super::workers::{Stack, Workers};
 use super::{form, Config, InFlight, InFlightGuard};
 use crate::sparql::limits::{self, Refusal};
 use crate::sparql::run::{run_parsed, OutputFormat, QueryError, QueryOptions, QuerySummary};
-use crate::sparql::update::{UpdateError, Updater};
+use crate::sparql::update::{Suspended, UpdateError, Updater};
 use crate::store::StoreError;
 
 const RESULT_FORMATS: &[Offer<OutputFormat>] = &[
@@ -59,6 +60,7 @@ pub struct Endpoint {
     snapshots: Snapshots,
     deadlines: Deadlines,
     in_flight: Arc<InFlight>,
+    kept_writer: KeptWriter,
 }
 
 impl Endpoint {
@@ -68,9 +70,10 @@ impl Endpoint {
         snapshots.current()?;
         Ok(Endpoint {
             deadlines: Deadlines::start()?,
-            workers: Workers::new(config.connections),
+            workers: Workers::new(config.connections, Stack::Request, "query"),
             snapshots,
             in_flight: Default::default(),
+            kept_writer: Default::default(),
             config,
         })
     }
@@ -285,6 +288,7 @@ impl Endpoint {
             chunk: self.config.chunk.clone(),
             lock_wait: self.config.lock_wait,
             allow_load: self.config.allow_load.clone(),
+            kept: Arc::clone(&self.kept_writer),
         };
         let outcome = self.on_worker(move || job.run());
         self.snapshots.invalidate();
@@ -437,7 +441,8 @@ impl Endpoint {
             }
         };
         let (chunk, lock_wait, started) = (self.config.chunk.clone(), self.config.lock_wait, Instant::now());
-        let outcome = self.on_worker(move || commit(&chunk, lock_wait, &update, started));
+        let kept = Arc::clone(&self.kept_writer);
+        let outcome = self.on_worker(move || commit(&chunk, lock_wait, &update, started, &kept));
         self.snapshots.invalidate();
         outcome?;
         let created = !existed && method != Method::DELETE;
@@ -474,7 +479,7 @@ impl Endpoint {
                 format!("the request body is larger than --max-body ({limit} bytes)"),
             )
         };
-        if req.body().len().is_some_and(|n| n > limit as u64) {
+        if declared_length(req).is_some_and(|n| n > limit as u64) {
             return Err(too_large(req));
         }
         let mut body = Vec::new();
@@ -508,11 +513,13 @@ impl Endpoint {
     }
 
     fn preflight(&self, req: &Request<Body>) -> Response<Body> {
+        // The Graph Store Protocol's writes are PUT and DELETE: a browser
+        // asks before sending them.
+        const METHODS: &str = "GET, HEAD, POST, PUT, DELETE, OPTIONS";
         let mut r = Response::builder().status(StatusCode::NO_CONTENT).body(Body::empty()).unwrap();
-        r.headers_mut().insert(ALLOW, HeaderValue::from_static("GET, POST, OPTIONS"));
+        r.headers_mut().insert(ALLOW, HeaderValue::from_static(METHODS));
         if self.allowed_origin(req).is_some() {
-            r.headers_mut()
-                .insert(ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
+            r.headers_mut().insert(ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(METHODS));
             r.headers_mut().insert(
                 ACCESS_CONTROL_ALLOW_HEADERS,
                 HeaderValue::from_static("Content-Type, Accept, Authorization"),
@@ -696,6 +703,7 @@ struct UpdateJob {
     chunk: std::path::PathBuf,
     lock_wait: Duration,
     allow_load: Option<std::path::PathBuf>,
+    kept: KeptWriter,
 }
 
 /// An error response before it is built: small, and `Send` (responses are
@@ -762,7 +770,7 @@ impl UpdateJob {
         refuse_outside_access(&update, self.allow_load.as_deref())?;
         super::debug_panic(&self.text);
         self.set_using(&mut update)?;
-        commit(&self.chunk, self.lock_wait, &update, started)
+        commit(&self.chunk, self.lock_wait, &update, started, &self.kept)
     }
 
     /// `using-graph-uri` / `using-named-graph-uri` set the WHERE clauses'
@@ -789,16 +797,28 @@ impl UpdateJob {
 
 /// Appends `update` as one batch under the writer lock, held for this
 /// request only.
+///
+/// The open store and folded log stay in `kept` between requests, so an
+/// update whose store nobody else wrote to since the last one reads neither
+/// the log nor the store again (O(1), not O(delta)). Two updates at once
+/// each take what is kept or open afresh; the writer lock orders them.
 fn commit(
     chunk: &std::path::Path,
     lock_wait: Duration,
     update: &Update,
     started: Instant,
+    kept: &KeptWriter,
 ) -> Result<(), Refused> {
-    let mut updater = Updater::open(chunk, Some(lock_wait)).map_err(|e| update_failure(&e))?;
+    let previous = kept.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let mut updater = Updater::resume(chunk, Some(lock_wait), previous).map_err(|e| update_failure(&e))?;
     updater.apply_parsed(update, started).map_err(|e| update_failure(&e))?;
+    // If the log's position cannot be read, the next update opens afresh.
+    *kept.lock().unwrap_or_else(|p| p.into_inner()) = updater.suspend().ok();
     Ok(())
 }
+
+/// What the last update left open (see [`commit`]).
+type KeptWriter = Arc<std::sync::Mutex<Option<Suspended>>>;
 
 /// LOAD reads files or URLs and SERVICE calls out: neither through an endpoint.
 fn refuse_outside_access(update: &Update, allow_load: Option<&std::path::Path>) -> Result<(), Refused> {
@@ -888,13 +908,20 @@ impl Finish {
     }
 }
 
-/// `f` for GET; 405 for any other method.
+/// `f` for GET (and HEAD, whose body the connection drops); 405 for any
+/// other method.
 fn get_only(req: &Request<Body>, f: impl FnOnce() -> Step<Reply>) -> Step<Reply> {
-    if req.method() == Method::GET {
+    if req.method() == Method::GET || req.method() == Method::HEAD {
         f()
     } else {
-        Err(not_allowed("GET"))
+        Err(not_allowed("GET, HEAD"))
     }
+}
+
+/// The body's length as the client declared it (`Content-Length`), or as
+/// it is held (a body built in memory, in tests).
+fn declared_length(req: &Request<Body>) -> Option<u64> {
+    req.body().len().or_else(|| header(req, CONTENT_LENGTH)?.trim().parse().ok())
 }
 
 fn header(req: &Request<Body>, name: HeaderName) -> Option<&str> {

@@ -24,7 +24,7 @@ use spargebra::{GraphUpdateOperation, SparqlParser};
 use super::dataset::StoreDataset;
 use crate::format::deltalog::{self, Entry, Object, Subject};
 use crate::import::input::{self, InputFormat};
-use crate::store::log::writer::{LogWriter, Receipt};
+use crate::store::log::writer::{LogPosition, LogWriter, Receipt};
 use crate::store::read::{ColumnCache, Explain};
 use crate::store::versions::open::Store;
 use crate::store::StoreError;
@@ -132,17 +132,53 @@ pub struct Updater {
     base_iri: String,
 }
 
+/// What a long-lived writer (the endpoint) keeps between requests, without
+/// the writer lock: the open store, its decoded columns, the folded log and
+/// where the log ended ([`Updater::suspend`], [`Updater::resume`]).
+pub struct Suspended {
+    position: LogPosition,
+    store: Store,
+    cache: ColumnCache,
+    overlay: Overlay,
+}
+
 impl Updater {
     /// Takes the writer lock on `chunk` (waiting up to `wait`), repairs a torn
     /// tail, and loads the current view.
     pub fn open(chunk: &Path, wait: Option<Duration>) -> Result<Updater, UpdateError> {
-        let writer = LogWriter::open(chunk, wait)?;
+        Self::with_writer(LogWriter::open(chunk, wait)?, chunk)
+    }
+
+    /// [`open`](Self::open) for a writer that kept what it had open: when
+    /// nothing was written to the store since [`suspend`](Self::suspend)
+    /// (no other writer, no compaction), the kept view is used as it is, and
+    /// neither the log nor the store is read again; otherwise it opens
+    /// afresh.
+    pub fn resume(
+        chunk: &Path,
+        wait: Option<Duration>,
+        kept: Option<Suspended>,
+    ) -> Result<Updater, UpdateError> {
+        let Some(kept) = kept else { return Self::open(chunk, wait) };
+        let writer = LogWriter::reopen(chunk, wait, &kept.position)?;
+        if !writer.resumed {
+            return Self::with_writer(writer, chunk);
+        }
+        let Suspended { store, cache, overlay, .. } = kept;
+        Ok(Updater { writer, store, cache, overlay, base_iri: working_directory_iri() })
+    }
+
+    /// Releases the writer lock and keeps the rest for [`resume`](Self::resume).
+    pub fn suspend(self) -> Result<Suspended, UpdateError> {
+        let position = self.writer.position()?;
+        Ok(Suspended { position, store: self.store, cache: self.cache, overlay: self.overlay })
+    }
+
+    fn with_writer(writer: LogWriter, chunk: &Path) -> Result<Updater, UpdateError> {
         let store = Store::open(chunk)?;
         let cache = ColumnCache::new(256 << 20);
         let overlay = Overlay::load(&store, &cache)?;
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        let base_iri = format!("file://{}/", cwd.display());
-        Ok(Updater { writer, store, cache, overlay, base_iri })
+        Ok(Updater { writer, store, cache, overlay, base_iri: working_directory_iri() })
     }
 
     /// Resolves relative IRIs (and relative LOAD paths) against `iri`.
@@ -194,6 +230,12 @@ impl Updater {
         };
         Ok(UpdateOutcome { receipt, operations: update.operations.len(), notes, elapsed: started.elapsed() })
     }
+}
+
+/// `file://` + the working directory, for relative IRIs and LOAD paths.
+fn working_directory_iri() -> String {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    format!("file://{}/", cwd.display())
 }
 
 /// A request being planned: the entries so far and the view they produce.

@@ -133,7 +133,41 @@ pub struct LogWriter {
     pub cut: Option<CutTail>,
     /// Set when opening created the log.
     pub created: bool,
+    /// Set when [`reopen`](Self::reopen) trusted the kept position instead
+    /// of reading the log.
+    pub resumed: bool,
+    /// The version `current` named when the lock was taken.
+    version_dir: PathBuf,
     _lock: WriterLock,
+}
+
+/// Where a writer left the log: what [`LogWriter::reopen`] needs to append
+/// again without reading the log, if nothing has touched it since.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogPosition {
+    version_dir: PathBuf,
+    file: FileIdentity,
+    transport: Transport,
+    last_seq: Option<u64>,
+    epoch: u64,
+}
+
+/// A file as `stat` tells it apart: the same inode, length and modification
+/// time mean no write has happened since (appends grow the file and move
+/// its time; a rewrite or a cut moves its time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileIdentity {
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileIdentity {
+    fn of(file: &File) -> std::io::Result<FileIdentity> {
+        use std::os::unix::fs::MetadataExt;
+        let m = file.metadata()?;
+        Ok(FileIdentity { inode: m.ino(), len: m.len(), modified: m.modified().ok() })
+    }
 }
 
 /// Debug pauses for crash tests: `COTTAS_TUI_DEBUG_PAUSE=before-write=5,mid-write=5,before-fsync=5`
@@ -160,6 +194,64 @@ impl LogWriter {
     /// the protocol above).
     pub fn open(chunk: &Path, wait: Option<Duration>) -> Result<LogWriter, StoreError> {
         let lock = WriterLock::acquire(chunk, wait)?;
+        Self::open_locked(lock, chunk)
+    }
+
+    /// [`open`](Self::open) for a writer that appended before and kept its
+    /// [`position`](Self::position): when `current` names the same version
+    /// and the log is the same file, at the same length and time, nothing
+    /// was written since, and the log is not read again (a long-lived
+    /// writer, the endpoint, appends in O(1) instead of O(log)). Otherwise
+    /// it reads the log as `open` does; `resumed` tells which.
+    pub fn reopen(
+        chunk: &Path,
+        wait: Option<Duration>,
+        known: &LogPosition,
+    ) -> Result<LogWriter, StoreError> {
+        let lock = WriterLock::acquire(chunk, wait)?;
+        let layout = layout::resolve(chunk)?;
+        let path = chunk.join(LOG);
+        // Anything unexpected (the log gone or unreadable) takes the full
+        // path, which creates or reports it as `open` does.
+        let same_file = |file: &File| FileIdentity::of(file).ok() == Some(known.file);
+        let opened = OpenOptions::new().read(true).write(true).open(&path).ok().filter(same_file);
+        if let Some(file) = opened.filter(|_| layout.version_dir == known.version_dir) {
+            return Ok(LogWriter {
+                path,
+                file,
+                transport: known.transport,
+                end: known.file.len,
+                last_seq: known.last_seq,
+                epoch: known.epoch,
+                cut: None,
+                created: false,
+                resumed: true,
+                version_dir: layout.version_dir,
+                _lock: lock,
+            });
+        }
+        Self::open_locked(lock, chunk)
+    }
+
+    /// Where this writer leaves the log, for [`reopen`](Self::reopen).
+    pub fn position(&self) -> Result<LogPosition, StoreError> {
+        let file = FileIdentity::of(&self.file).map_err(|e| StoreError::io(&self.path, e))?;
+        if file.len != self.end {
+            return Err(StoreError::format_anywhere(
+                &self.path,
+                format!("the log is {} bytes where its writer ended at byte {}", file.len, self.end),
+            ));
+        }
+        Ok(LogPosition {
+            version_dir: self.version_dir.clone(),
+            file,
+            transport: self.transport,
+            last_seq: self.last_seq,
+            epoch: self.epoch,
+        })
+    }
+
+    fn open_locked(lock: WriterLock, chunk: &Path) -> Result<LogWriter, StoreError> {
         let layout = layout::resolve(chunk)?;
         if !matches!(layout.resolution, Resolution::ViaCurrent | Resolution::HighestVersion) {
             return Err(StoreError::not_a_store(
@@ -199,6 +291,8 @@ impl LogWriter {
             epoch,
             cut,
             created,
+            resumed: false,
+            version_dir: layout.version_dir,
             _lock: lock,
         })
     }
