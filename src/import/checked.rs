@@ -234,7 +234,7 @@ fn end_of_one_line_string(bytes: &[u8], mut i: usize) -> Option<usize> {
     }
 }
 
-const DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
+pub(crate) const DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
 
 /// What a unit's bytes say before parsing.
 pub struct UnitScan {

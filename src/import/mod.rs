@@ -7,6 +7,7 @@
 //! end: a failed or interrupted import leaves nothing behind.
 
 mod checked;
+mod fast;
 pub mod input;
 mod parallel;
 mod render;

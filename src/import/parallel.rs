@@ -27,8 +27,10 @@ use oxrdf::{GraphName, NamedOrBlankNode, Quad, Term};
 use oxttl::{NQuadsParser, NTriplesParser, TurtleParseError};
 
 use super::checked;
+use super::fast;
 use super::render::Renderer;
 use super::InputFormat;
+use crate::format::term::DEFAULT_GRAPH;
 use crate::store::sort::encode_key;
 
 /// Bytes of whole lines a worker parses at a time: small enough to balance
@@ -234,18 +236,79 @@ impl Worker {
         lenient: bool,
     ) -> Batch {
         let scan = checked::scan_unit(bytes);
-        let mut batch = Batch::new(scan.newlines);
+        let canonical =
+            if scan.suspect { None } else { self.canonical(bytes, format, fallback_graph, lenient) };
+        let mut batch =
+            canonical.unwrap_or_else(|| self.parsed(bytes, scan.suspect, format, fallback_graph, lenient));
+        batch.newlines = scan.newlines;
+        batch.sort_keys();
+        batch
+    }
+
+    /// The unit through the parser: leniently where that is proven equal to
+    /// strict parsing, else strictly.
+    fn parsed(
+        &mut self,
+        bytes: &[u8],
+        suspect: bool,
+        format: InputFormat,
+        fallback_graph: Option<&str>,
+        lenient: bool,
+    ) -> Batch {
+        let mut batch = Batch::new(0);
         // Keys are about as long as the lines they come from.
         batch.keys.reserve(bytes.len() + bytes.len() / 4);
         batch.ends.reserve(bytes.len() / 100);
-        if scan.suspect || !self.fill(&mut batch, bytes, format, fallback_graph, true, lenient) {
+        if suspect || !self.fill(&mut batch, bytes, format, fallback_graph, true, lenient) {
             batch.keys.clear();
             batch.ends.clear();
             batch.held.clear();
             self.fill(&mut batch, bytes, format, fallback_graph, false, lenient);
         }
-        batch.sort_keys();
         batch
+    }
+
+    /// Canonical lines keyed from their own bytes (`fast.rs`), the other
+    /// lines through the parser, in their order. `None` when the parser met
+    /// an error: its line number and its place among the held statements are
+    /// only right from a parse of the whole unit.
+    fn canonical(
+        &mut self,
+        bytes: &[u8],
+        format: InputFormat,
+        fallback_graph: Option<&str>,
+        lenient: bool,
+    ) -> Option<Batch> {
+        std::str::from_utf8(bytes).ok()?;
+        let graph = match fallback_graph {
+            Some(iri) => format!("<{iri}>"),
+            None => DEFAULT_GRAPH.to_owned(),
+        };
+        let triples = format == InputFormat::NTriples;
+        let mut batch = Batch::new(0);
+        batch.keys.reserve(bytes.len() + bytes.len() / 4);
+        batch.ends.reserve(bytes.len() / 100);
+        let mut others = Vec::new();
+        for line in bytes.split_inclusive(|&b| b == b'\n') {
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
+            match fast::line_key(body, graph.as_bytes(), triples, &mut batch.keys) {
+                fast::Line::Key => batch.ends.push(batch.keys.len()),
+                fast::Line::Empty => {}
+                fast::Line::Other => others.extend_from_slice(line),
+            }
+        }
+        if others.is_empty() {
+            return Some(batch);
+        }
+        let parsed = self.parsed(&others, false, format, fallback_graph, lenient);
+        if parsed.stopped || parsed.held.iter().any(|item| item.is_err()) {
+            return None;
+        }
+        let offset = batch.keys.len();
+        batch.keys.extend_from_slice(&parsed.keys);
+        batch.ends.extend(parsed.ends.iter().map(|end| end + offset));
+        batch.held = parsed.held;
+        Some(batch)
     }
 
     /// Parses `bytes` into `batch`. With `checked`, the parse is lenient and
@@ -347,7 +410,8 @@ fn has_blank(q: &Quad) -> bool {
 mod tests {
     use super::*;
 
-    /// A unit's output in a comparable form: keys in order, held items as
+    /// A unit's output in a comparable form: keys sorted (their order within
+    /// a unit does not matter, the sort orders them), held items in order as
     /// their debug text (statement, or error with message and position).
     fn outputs(batch: &Batch) -> (Vec<Vec<u8>>, Vec<String>, bool) {
         let mut keys = Vec::new();
@@ -356,17 +420,22 @@ mod tests {
             keys.push(batch.keys[start..end].to_vec());
             start = end;
         }
+        keys.sort();
         (keys, batch.held.iter().map(|h| format!("{h:?}")).collect(), batch.stopped)
     }
 
     /// The unit as the import parses it against a plain strict parse.
     fn assert_same_as_strict(text: &[u8], format: InputFormat, what: &str) {
         let mut worker = Worker { renderer: Renderer::default(), tokens: Default::default() };
-        for lenient in [false, true] {
-            let got = worker.unit(text, format, None, lenient);
+        for (lenient, graph) in [(false, None), (true, None), (false, Some("http://ex.org/fallback"))] {
+            let got = worker.unit(text, format, graph, lenient);
             let mut strict = Batch::new(0);
-            worker.fill(&mut strict, text, format, None, false, lenient);
-            assert_eq!(outputs(&got), outputs(&strict), "{what} ({format:?}, lenient import: {lenient})");
+            worker.fill(&mut strict, text, format, graph, false, lenient);
+            assert_eq!(
+                outputs(&got),
+                outputs(&strict),
+                "{what} ({format:?}, lenient import: {lenient}, fallback graph: {graph:?})"
+            );
         }
     }
 
@@ -437,6 +506,33 @@ mod tests {
             "",
             "\r\n\r\n",
             "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> .\r<http://ex.org/s> <http://ex.org/p> \"x\" .",
+            // Lines the canonical path (fast.rs) takes or must leave alone.
+            "<http://ex.org/s><http://ex.org/p><http://ex.org/o>.",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@en.",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@de-1996 <http://ex.org/g>\t.\t",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@en-gb-oxendict .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@EN-gb .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@en-GB .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@1en .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@en-1-2 .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@en--ltr .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"^^<http://ex.org/dt>@en .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"^^<http://ex.org/dt><http://ex.org/g> .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"^ <http://ex.org/dt> .",
+            "<http://ex.org/s> <http://ex.org/p> \"raw\ttab and \u{0}nul\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"\\t is not a tab\\\\\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"\\u0041 and \\U0001F600\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"bad \\x escape\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"\"\" .",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> <http://ex.org/g> <http://ex.org/h> .",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> _:g .",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> \"g\" .",
+            "<http://ex.org/s> \"p\" <http://ex.org/o> .",
+            "  <http://ex.org/s> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> .. ",
+            "<http://ex.org/s> <http://ex.org/p> <<( <http://ex.org/a> <http://ex.org/b> <http://ex.org/c> )>> .",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> .\n\u{feff}<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> .",
         ];
         for case in cases {
             // Alone, and between valid lines with CRLF and LF endings.
@@ -444,6 +540,106 @@ mod tests {
             assert_same_as_strict(case.as_bytes(), InputFormat::NTriples, case);
             let around = format!("{ok}{ok}{case}\r\n{ok}# comment\n\n{ok}");
             assert_same_as_strict(around.as_bytes(), InputFormat::NQuads, case);
+        }
+    }
+
+    /// One generated N-Quads line: mostly well-formed statements, in
+    /// canonical spellings and in spellings the rendering changes (escapes,
+    /// upper-case tags, `xsd:string`, blank nodes), sometimes malformed ones,
+    /// so that many units hold only statements and the canonical path is
+    /// compared, and some hold errors.
+    fn statement() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        prop_oneof![8 => line(false), 1 => line(true)]
+    }
+
+    fn line(malformed: bool) -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        use proptest::sample::select;
+        let pick = |good: Vec<&'static str>, bad: Vec<&'static str>| {
+            select(if malformed { [good, bad].concat() } else { good })
+        };
+        let iri = [
+            "<http://ex.org/a>",
+            "<http://ex.org/a#b>",
+            "<urn:x:1>",
+            "<http://ex.org/é>",
+            "<http://ex.org/\\u00E9>",
+        ];
+        let bad_iri = vec!["<http://ex.org/a b>", "<rel>", "<http://ex.org/a>b>", "<http://ex.org/\\q>"];
+        let subject = pick([&iri[..], &["_:b1", "_:b2"]].concat(), bad_iri.clone());
+        let predicate = pick(iri.to_vec(), [bad_iri.clone(), vec!["_:p"]].concat());
+        let object_iri = pick([&iri[..], &["_:b1", "_:o"]].concat(), bad_iri.clone());
+        let value = prop::collection::vec(
+            pick(
+                vec![
+                    "a",
+                    " ",
+                    "\t",
+                    "é",
+                    "😀",
+                    "\\\"",
+                    "\\\\",
+                    "\\n",
+                    "\\r",
+                    "\\t",
+                    "\\b",
+                    "\\'",
+                    "\\u00E9",
+                    "\\U0001F600",
+                    "\u{0}",
+                    "\u{7f}",
+                    "#",
+                    "<",
+                ],
+                vec!["\\q", "\\uD83D\\uDE00", "\"", "\\"],
+            ),
+            0..5,
+        )
+        .prop_map(|parts| parts.concat());
+        let suffix = pick(
+            vec![
+                "",
+                "@en",
+                "@en-gb",
+                "@EN",
+                "@de-1996",
+                "^^<http://www.w3.org/2001/XMLSchema#integer>",
+                "^^<http://www.w3.org/2001/XMLSchema#string>",
+            ],
+            vec![
+                "@en-",
+                "@abcdefghi",
+                "@1en",
+                "^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString>",
+                "^^<bad iri>",
+                "^^_:b",
+            ],
+        );
+        let literal = (value, suffix).prop_map(|(v, s)| format!("\"{v}\"{s}"));
+        let object = prop_oneof![object_iri.prop_map(str::to_owned), literal];
+        let graph = pick(
+            vec!["", " <http://ex.org/g>", " _:g", "\t<http://ex.org/é>"],
+            vec![" <http://ex.org/g h>", " \"g\"", "<http://ex.org/g>"],
+        );
+        let space = pick(vec![" ", "\t", "  "], vec![""]);
+        let end = pick(vec![" .", ".", " .\t", " . # c"], vec!["", " . .", " ;"]);
+        (subject, space.clone(), predicate, space, object, graph, end)
+            .prop_map(|(s, a, p, b, o, g, e)| format!("{s}{a}{p}{b}{o}{g}{e}"))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3_000))]
+        /// Units of generated lines, canonical or not, give what a strict
+        /// parse gives: keys, held statements, errors and where they are.
+        #[test]
+        fn units_of_generated_lines_equal_strict_parsing(
+            lines in proptest::collection::vec(statement(), 1..6),
+            crlf in proptest::bool::ANY,
+        ) {
+            let text = lines.join(if crlf { "\r\n" } else { "\n" }) + "\n";
+            assert_same_as_strict(text.as_bytes(), InputFormat::NQuads, &text);
+            assert_same_as_strict(text.as_bytes(), InputFormat::NTriples, &text);
         }
     }
 

@@ -34,8 +34,11 @@ pub const ROW_GROUP_SIZE: usize = 122_880;
 pub struct BaseOptions {
     /// ZSTD level of the `s` column, the bulk of the raw bytes.
     pub zstd_level: i32,
-    /// ZSTD level of `p`, `o` and `g`: a tenth of the raw bytes, so a high
-    /// level there buys size for little time.
+    /// ZSTD level of `p`, `o` and `g` pages, usually a tenth of the raw bytes,
+    /// so a high level there buys size for little time. A page of them larger
+    /// than a quarter of the row group's subject chunk (long literals: real
+    /// vocabularies) is compressed at `zstd_level`, where the high level cost
+    /// more than the whole parse.
     pub zstd_level_small: i32,
     pub row_group_size: usize,
     /// Per column (s p o g): dictionary-encode, else DELTA_LENGTH_BYTE_ARRAY.
@@ -87,8 +90,8 @@ pub struct BaseWriter {
     out: BufWriter<File>,
     at: u64,
     opts: BaseOptions,
-    /// Reused ZSTD contexts: `[s level, small level]`.
-    zstd: [zstd::bulk::Compressor<'static>; 2],
+    /// Reused ZSTD contexts: `[s level, small level, s level for large p/o/g pages]`.
+    zstd: [zstd::bulk::Compressor<'static>; 3],
     row_groups: Vec<pf::RowGroup>,
     sizes: Vec<usize>,
 }
@@ -106,7 +109,7 @@ impl BaseWriter {
             out,
             at: 4,
             opts: opts.clone(),
-            zstd: [ctx(opts.zstd_level)?, ctx(opts.zstd_level_small)?],
+            zstd: [ctx(opts.zstd_level)?, ctx(opts.zstd_level_small)?, ctx(opts.zstd_level)?],
             row_groups: Vec::new(),
             sizes: Vec::new(),
         })
@@ -136,10 +139,14 @@ impl BaseWriter {
         // The subject chunk (the most bytes) is encoded on a second thread
         // while this one encodes p, o and g; then all four are appended.
         let opts = &self.opts;
-        let [big, small] = &mut self.zstd;
+        let [big, small, small_bulk] = &mut self.zstd;
+        let mut subject = Pages { own: big, bulk: None, large: usize::MAX };
+        let large = columns[0].data.len() / 4;
+        let mut others = Pages { own: small, bulk: Some(small_bulk), large };
         let (first, rest) = std::thread::scope(|scope| {
-            let first = scope.spawn(|| encode_chunk(0, &columns[0], big, opts));
-            let rest: Result<Vec<_>> = (1..4).map(|c| encode_chunk(c, &columns[c], small, opts)).collect();
+            let first = scope.spawn(|| encode_chunk(0, &columns[0], &mut subject, opts));
+            let rest: Result<Vec<_>> =
+                (1..4).map(|c| encode_chunk(c, &columns[c], &mut others, opts)).collect();
             (first.join().unwrap_or_else(|_| Err(err("the chunk encoder panicked"))), rest)
         });
         let mut chunks = Vec::with_capacity(4);
@@ -216,12 +223,30 @@ impl BaseWriter {
     }
 }
 
+/// The compressors a column's pages go through: its own level, or, for a
+/// page over `large` bytes, the bulk level (see `BaseOptions::zstd_level_small`).
+struct Pages<'z> {
+    own: &'z mut zstd::bulk::Compressor<'static>,
+    bulk: Option<&'z mut zstd::bulk::Compressor<'static>>,
+    large: usize,
+}
+
+impl Pages<'_> {
+    fn compress(&mut self, page: &[u8]) -> Result<Vec<u8>> {
+        let zstd = match &mut self.bulk {
+            Some(bulk) if page.len() > self.large => &mut **bulk,
+            _ => &mut *self.own,
+        };
+        zstd.compress(page).map_err(err)
+    }
+}
+
 /// One column chunk's pages, and its metadata with offsets relative to the
 /// chunk's first byte (the caller adds where the chunk lands in the file).
 fn encode_chunk(
     c: usize,
     cells: &Cells,
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    zstd: &mut Pages,
     opts: &BaseOptions,
 ) -> Result<(Vec<u8>, pf::ColumnChunk)> {
     let rows = cells.len();
@@ -256,7 +281,7 @@ struct Values {
 /// Writes the sorted dictionary page; returns the RLE/bit-packed keys.
 fn dictionary_values(
     cells: &Cells,
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    zstd: &mut Pages,
     out: &mut Vec<u8>,
     sizes: &mut (i64, i64),
 ) -> Result<Values> {
@@ -411,11 +436,11 @@ fn column_chunk(m: ChunkMeta, values: Values) -> pf::ColumnChunk {
 /// page sizes uncompressed and compressed, as the column metadata counts them.
 fn write_page(
     out: &mut Vec<u8>,
-    zstd: &mut zstd::bulk::Compressor<'static>,
+    zstd: &mut Pages,
     page: &[u8],
     header: impl Fn(usize, usize) -> pf::PageHeader,
 ) -> Result<(i64, i64)> {
-    let packed = zstd.compress(page).map_err(err)?;
+    let packed = zstd.compress(page)?;
     if page.len() > i32::MAX as usize || packed.len() > i32::MAX as usize {
         return Err(err("a column chunk larger than 2 GiB; use smaller row groups"));
     }

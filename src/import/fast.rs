@@ -1,0 +1,253 @@
+//! Sort keys straight from the bytes of canonical N-Quads lines.
+//!
+//! A cell token is the N-Triples text of a term in pycottas's rendering
+//! (`format::term`), and most lines of real input already spell every term
+//! that way: an IRI without escapes, a literal whose only escapes are the
+//! four the rendering itself writes (`\\ \" \n \r`), a lower-case language
+//! tag, a datatype other than `xsd:string`. For such a line the key is the
+//! line's own bytes, so parsing it into terms (oxttl allocates a string per
+//! term and decodes escapes) and rendering them again (escaping again) was
+//! most of an import's parse on long-literal data such as the vocabularies.
+//!
+//! A line is taken here only when every check strict parsing would make is
+//! made and the token bytes are provably what rendering would write; any other
+//! line (blank nodes, comments, other escapes, `\r`, upper-case tags, unusual
+//! white space, anything malformed) answers [`Line::Other`] and goes to the
+//! parser unchanged. So acceptance, errors and output do not depend on this
+//! path: tests compare it with the parser on the W3C suites, on near-misses
+//! and on generated lines.
+
+use memchr::{memchr, memchr2};
+use oxrdf::vocab::{rdf, xsd};
+
+use super::checked;
+
+/// What [`line_key`] made of one line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A statement whose key was appended.
+    Key,
+    /// Only white space: no statement.
+    Empty,
+    /// Anything else: for the parser. Nothing was appended.
+    Other,
+}
+
+/// Appends the sort key of `line` (one line, its `\n` excluded) to `keys`.
+/// `graph` is the token of the graph for statements without one; with
+/// `triples`, a fourth term is not accepted (N-Triples).
+pub fn line_key(line: &[u8], graph: &[u8], triples: bool, keys: &mut Vec<u8>) -> Line {
+    let i = skip_space(line, 0);
+    if i == line.len() {
+        return Line::Empty;
+    }
+    match terms(line, i, triples) {
+        Some(t) => {
+            let g = t.graph.map_or(graph, |(a, b)| &line[a..b]);
+            crate::store::sort::encode_key(
+                keys,
+                [
+                    &line[t.subject.0..t.subject.1],
+                    &line[t.predicate.0..t.predicate.1],
+                    &line[t.object.0..t.object.1],
+                    g,
+                ],
+            );
+            Line::Key
+        }
+        None => Line::Other,
+    }
+}
+
+/// Byte ranges of a statement's tokens within its line.
+struct Terms {
+    subject: (usize, usize),
+    predicate: (usize, usize),
+    object: (usize, usize),
+    graph: Option<(usize, usize)>,
+}
+
+fn terms(line: &[u8], start: usize, triples: bool) -> Option<Terms> {
+    if memchr(b'\r', line).is_some() {
+        return None;
+    }
+    let subject = (start, iri_end(line, start)?);
+    let p = spaced(line, subject.1)?;
+    let predicate = (p, iri_end(line, p)?);
+    let o = spaced(line, predicate.1)?;
+    let object = (o, object_end(line, o)?);
+    let mut i = skip_space(line, object.1);
+    let mut graph = None;
+    if !triples && line.get(i) == Some(&b'<') && i > object.1 {
+        graph = Some((i, iri_end(line, i)?));
+        i = skip_space(line, graph?.1);
+    }
+    if line.get(i) != Some(&b'.') || skip_space(line, i + 1) != line.len() {
+        return None;
+    }
+    Some(Terms { subject, predicate, object, graph })
+}
+
+fn skip_space(line: &[u8], mut i: usize) -> usize {
+    while matches!(line.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    i
+}
+
+/// The start of the next term, which must follow at least one space or tab.
+fn spaced(line: &[u8], i: usize) -> Option<usize> {
+    let next = skip_space(line, i);
+    (next > i).then_some(next)
+}
+
+/// `<…>` at `i` with no escape, whose content strict parsing accepts: the
+/// index after `>`.
+fn iri_end(line: &[u8], i: usize) -> Option<usize> {
+    if line.get(i) != Some(&b'<') {
+        return None;
+    }
+    let rest = &line[i + 1..];
+    let end = memchr2(b'>', b'\\', rest)?;
+    let content = &rest[..end];
+    if rest[end] != b'>' || !iri_content_ok(content) {
+        return None;
+    }
+    Some(i + end + 2)
+}
+
+fn iri_content_ok(content: &[u8]) -> bool {
+    checked::plain_absolute_iri(content) || std::str::from_utf8(content).is_ok_and(checked::iri_ok)
+}
+
+fn object_end(line: &[u8], i: usize) -> Option<usize> {
+    match line.get(i)? {
+        b'<' => iri_end(line, i),
+        b'"' => literal_end(line, i),
+        _ => None,
+    }
+}
+
+/// A `"…"` literal at `i` whose rendering is its own bytes: the index after
+/// its language tag or datatype.
+fn literal_end(line: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        j += memchr2(b'"', b'\\', &line[j..])?;
+        if line[j] == b'"' {
+            break;
+        }
+        // The four escapes the rendering writes itself; any other is decoded
+        // by parsing and written differently.
+        match line.get(j + 1) {
+            Some(b'\\' | b'"' | b'n' | b'r') => j += 2,
+            _ => return None,
+        }
+    }
+    let after = j + 1;
+    match line.get(after) {
+        Some(b'@') => language_end(line, after + 1),
+        Some(b'^') => {
+            if line.get(after + 1) != Some(&b'^') {
+                return None;
+            }
+            let end = iri_end(line, after + 2)?;
+            let datatype = &line[after + 3..end - 1];
+            let dropped_or_refused =
+                [xsd::STRING.as_str(), rdf::LANG_STRING.as_str(), checked::DIR_LANG_STRING];
+            (!dropped_or_refused.iter().any(|d| d.as_bytes() == datatype)).then_some(end)
+        }
+        _ => Some(after),
+    }
+}
+
+/// A lower-case language tag starting at `i` that strict parsing accepts:
+/// the index after it.
+fn language_end(line: &[u8], i: usize) -> Option<usize> {
+    let mut j = i;
+    let mut first = true;
+    loop {
+        let start = j;
+        while line.get(j).is_some_and(|&b| b.is_ascii_lowercase() || (!first && b.is_ascii_digit())) {
+            j += 1;
+        }
+        if j == start {
+            return None;
+        }
+        if line.get(j) != Some(&b'-') {
+            break;
+        }
+        j += 1;
+        first = false;
+    }
+    // Upper case would be lower-cased by rendering; anything the tag
+    // grammar allows but BCP 47 does not is refused by strict parsing.
+    if line.get(j).is_some_and(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let tag = std::str::from_utf8(&line[i..j]).ok()?;
+    oxilangtag::LanguageTag::parse(tag).is_ok().then_some(j)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(line: &str) -> Line {
+        line_key(line.as_bytes(), b"DEFAULT", false, &mut Vec::new())
+    }
+
+    #[test]
+    fn canonical_lines_are_taken_and_others_left_to_the_parser() {
+        for taken in [
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> <http://ex.org/g> .",
+            "<http://ex.org/s>\t<http://ex.org/p>  \"a \\\"b\\\" \\\\ \\n \\r\"@en-gb <http://ex.org/g>.",
+            "<http://ex.org/s> <http://ex.org/p> \"1\"^^<http://www.w3.org/2001/XMLSchema#integer> .  ",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@de-1996 .",
+            "<http://ex.org/s> <http://ex.org/p> \"tab\there\" .",
+        ] {
+            assert_eq!(key(taken), Line::Key, "{taken}");
+        }
+        assert_eq!(key("  \t"), Line::Empty);
+        for other in [
+            "_:b <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/s> <http://ex.org/p> _:o .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@EN .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@en- .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"@1en .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\\t\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\\u0041\" .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"^^<http://www.w3.org/2001/XMLSchema#string> .",
+            "<http://ex.org/s> <http://ex.org/p> \"x\"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#langString> .",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> . # comment",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> .\r",
+            "<http://ex.org/s><http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o>",
+            "<http://ex.org/s> <http://ex.org/p> <http://ex.org/o> <http://ex.org/g> <http://ex.org/h> .",
+            "<http://ex.org/a b> <http://ex.org/p> <http://ex.org/o> .",
+            "<relative> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/\\u0041> <http://ex.org/p> <http://ex.org/o> .",
+            "<http://ex.org/s> <http://ex.org/p> \"unterminated .",
+            "# a comment",
+        ] {
+            assert_eq!(key(other), Line::Other, "{other}");
+        }
+    }
+
+    #[test]
+    fn n_triples_lines_take_the_given_graph_and_refuse_a_fourth_term() {
+        let mut keys = Vec::new();
+        let line = b"<http://ex.org/s> <http://ex.org/p> \"v\" .";
+        assert_eq!(line_key(line, b"<http://ex.org/g>", true, &mut keys), Line::Key);
+        let mut expected = Vec::new();
+        crate::store::sort::encode_key(
+            &mut expected,
+            [b"<http://ex.org/s>", b"<http://ex.org/p>", b"\"v\"", b"<http://ex.org/g>"],
+        );
+        assert_eq!(keys, expected);
+        let quad = b"<http://ex.org/s> <http://ex.org/p> \"v\" <http://ex.org/h> .";
+        assert_eq!(line_key(quad, b"DEFAULT", true, &mut keys), Line::Other);
+        assert_eq!(keys, expected, "nothing appended for a line left to the parser");
+    }
+}
