@@ -809,11 +809,11 @@ fn commit(
     started: Instant,
     kept: &KeptWriter,
 ) -> Result<(), Refused> {
-    let previous = kept.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let previous = super::workers::lock(kept).take();
     let mut updater = Updater::resume(chunk, Some(lock_wait), previous).map_err(|e| update_failure(&e))?;
     updater.apply_parsed(update, started).map_err(|e| update_failure(&e))?;
     // If the log's position cannot be read, the next update opens afresh.
-    *kept.lock().unwrap_or_else(|p| p.into_inner()) = updater.suspend().ok();
+    *super::workers::lock(kept) = updater.suspend().ok();
     Ok(())
 }
 

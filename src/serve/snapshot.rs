@@ -73,7 +73,7 @@ impl Snapshots {
     /// The snapshot for a request starting now.
     pub fn current(&self) -> Result<Arc<Snapshot>, StoreError> {
         let disk = DiskState::read(&self.chunk);
-        let mut latest = self.latest.lock().unwrap_or_else(|p| p.into_inner());
+        let mut latest = super::workers::lock(&self.latest);
         if let Some(s) = latest.as_ref().filter(|s| s.disk == disk) {
             return Ok(Arc::clone(s));
         }
@@ -89,6 +89,6 @@ impl Snapshots {
     /// (after this server's own update, whose append may not change the
     /// log's modification time within the clock's resolution).
     pub fn invalidate(&self) {
-        *self.latest.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *super::workers::lock(&self.latest) = None;
     }
 }

@@ -122,7 +122,9 @@ impl Workers {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// Locks `m`, taking it over when a request panicked while holding it: the
+/// endpoint's locks guard values that are replaced whole, never half-written.
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 

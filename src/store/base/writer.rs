@@ -90,8 +90,9 @@ pub struct BaseWriter {
     out: BufWriter<File>,
     at: u64,
     opts: BaseOptions,
-    /// Reused ZSTD contexts: `[s level, small level, s level for large p/o/g pages]`.
-    zstd: [zstd::bulk::Compressor<'static>; 3],
+    /// Reused ZSTD contexts: the subject's; the object's at the small level
+    /// and at the subject level for large pages; the same two for p and g.
+    zstd: [zstd::bulk::Compressor<'static>; 5],
     row_groups: Vec<pf::RowGroup>,
     sizes: Vec<usize>,
 }
@@ -109,7 +110,13 @@ impl BaseWriter {
             out,
             at: 4,
             opts: opts.clone(),
-            zstd: [ctx(opts.zstd_level)?, ctx(opts.zstd_level_small)?, ctx(opts.zstd_level)?],
+            zstd: [
+                ctx(opts.zstd_level)?,
+                ctx(opts.zstd_level_small)?,
+                ctx(opts.zstd_level)?,
+                ctx(opts.zstd_level_small)?,
+                ctx(opts.zstd_level)?,
+            ],
             row_groups: Vec::new(),
             sizes: Vec::new(),
         })
@@ -136,22 +143,30 @@ impl BaseWriter {
             return Err(err("the four columns of a row group differ in length"));
         }
         let rg_start = self.at;
-        // The subject chunk (the most bytes) is encoded on a second thread
-        // while this one encodes p, o and g; then all four are appended.
+        // The subject chunk (the most raw bytes) and the object chunk (the
+        // most compressed bytes: literals) are each encoded on a thread of
+        // their own while this one encodes p and g; then all four are
+        // appended in column order.
         let opts = &self.opts;
-        let [big, small, small_bulk] = &mut self.zstd;
-        let mut subject = Pages { own: big, bulk: None, large: usize::MAX };
+        let [big, o_small, o_bulk, pg_small, pg_bulk] = &mut self.zstd;
         let large = columns[0].data.len() / 4;
-        let mut others = Pages { own: small, bulk: Some(small_bulk), large };
-        let (first, rest) = std::thread::scope(|scope| {
-            let first = scope.spawn(|| encode_chunk(0, &columns[0], &mut subject, opts));
-            let rest: Result<Vec<_>> =
-                (1..4).map(|c| encode_chunk(c, &columns[c], &mut others, opts)).collect();
-            (first.join().unwrap_or_else(|_| Err(err("the chunk encoder panicked"))), rest)
+        let mut subject = Pages { own: big, bulk: None, large: usize::MAX };
+        let mut objects = Pages { own: o_small, bulk: Some(o_bulk), large };
+        let mut others = Pages { own: pg_small, bulk: Some(pg_bulk), large };
+        let encoded = std::thread::scope(|scope| {
+            let s = scope.spawn(|| encode_chunk(0, &columns[0], &mut subject, opts));
+            let o = scope.spawn(|| encode_chunk(2, &columns[2], &mut objects, opts));
+            let p = encode_chunk(1, &columns[1], &mut others, opts);
+            let g = encode_chunk(3, &columns[3], &mut others, opts);
+            let joined = |h: std::thread::ScopedJoinHandle<'_, Result<_>>| {
+                h.join().unwrap_or_else(|_| Err(err("the chunk encoder panicked")))
+            };
+            [joined(s), p, joined(o), g]
         });
         let mut chunks = Vec::with_capacity(4);
         let (mut raw_total, mut packed_total) = (0i64, 0i64);
-        for (bytes, mut chunk) in std::iter::once(first?).chain(rest?) {
+        for encoded_chunk in encoded {
+            let (bytes, mut chunk) = encoded_chunk?;
             let at = self.at as i64;
             chunk.file_offset += at;
             let meta = chunk.meta_data.as_mut().expect("set by encode_chunk");
