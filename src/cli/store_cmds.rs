@@ -36,11 +36,14 @@ pub struct ImportArgs {
     /// ZSTD level of the s column, most of the raw bytes (1 fastest … 22 smallest).
     #[arg(long, default_value_t = crate::store::base::writer::BaseOptions::default().zstd_level)]
     pub zstd_level: i32,
-    /// ZSTD level of the p, o and g columns; a page of them over a quarter of
-    /// its row group's s chunk takes --zstd-level (docs/benchmarks.md has the
+    /// ZSTD level of the p, o and g columns (docs/benchmarks.md has the
     /// size/time trade-off of several levels).
     #[arg(long, default_value_t = crate::store::base::writer::BaseOptions::default().zstd_level_small)]
     pub zstd_level_small: i32,
+    /// ZSTD level of a p, o or g page over a quarter of its row group's s
+    /// chunk (long literals, which cost ZSTD far more per byte).
+    #[arg(long, default_value_t = crate::store::base::writer::BaseOptions::default().zstd_level_large)]
+    pub zstd_level_large: i32,
     /// Parser threads for N-Quads / N-Triples input, plain, compressed or
     /// stdin (default: one per core); Turtle and TriG parse on one thread.
     #[arg(long, value_name = "N")]
@@ -78,6 +81,7 @@ pub fn run_import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
     }
     opts.base.zstd_level = args.zstd_level;
     opts.base.zstd_level_small = args.zstd_level_small;
+    opts.base.zstd_level_large = args.zstd_level_large;
     if let Some(g) = &opts.graph {
         if !g.contains(':') {
             bail!("--graph {g:?} is not an absolute IRI");

@@ -164,7 +164,7 @@ pub fn run(
             let tx = tx.clone();
             let (units, stop, last_needed) = (&units, &stop, &last_needed);
             scope.spawn(move || {
-                let mut worker = Worker { renderer: Renderer::default(), tokens: Default::default() };
+                let mut worker = Worker::default();
                 while !stop.load(Ordering::Relaxed) {
                     let next = units.lock().map(|mut u| u.next());
                     let Ok(Some((k, bytes))) = next else { break };
@@ -222,9 +222,11 @@ fn in_order(rx: std::sync::mpsc::Receiver<(usize, Batch)>, on: &mut dyn FnMut(Ev
     true
 }
 
+#[derive(Default)]
 struct Worker {
     renderer: Renderer,
     tokens: [String; 4],
+    recent: fast::Recent,
 }
 
 impl Worker {
@@ -291,7 +293,7 @@ impl Worker {
         let mut others = Vec::new();
         for line in bytes.split_inclusive(|&b| b == b'\n') {
             let body = line.strip_suffix(b"\n").unwrap_or(line);
-            match fast::line_key(body, graph.as_bytes(), triples, &mut batch.keys) {
+            match fast::line_key(body, graph.as_bytes(), triples, &mut self.recent, &mut batch.keys) {
                 fast::Line::Key => batch.ends.push(batch.keys.len()),
                 fast::Line::Empty => {}
                 fast::Line::Other => others.extend_from_slice(line),
@@ -426,7 +428,7 @@ mod tests {
 
     /// The unit as the import parses it against a plain strict parse.
     fn assert_same_as_strict(text: &[u8], format: InputFormat, what: &str) {
-        let mut worker = Worker { renderer: Renderer::default(), tokens: Default::default() };
+        let mut worker = Worker::default();
         for (lenient, graph) in [(false, None), (true, None), (false, Some("http://ex.org/fallback"))] {
             let got = worker.unit(text, format, graph, lenient);
             let mut strict = Batch::new(0);
@@ -645,7 +647,7 @@ mod tests {
 
     #[test]
     fn a_plain_unit_takes_the_lenient_path_and_a_suspect_one_does_not() {
-        let mut worker = Worker { renderer: Renderer::default(), tokens: Default::default() };
+        let mut worker = Worker::default();
         let text = b"<http://ex.org/s> <http://ex.org/p> \"x\"@en <http://ex.org/g> .\n";
         let mut batch = Batch::new(0);
         assert!(worker.fill(&mut batch, text, InputFormat::NQuads, None, true, false));

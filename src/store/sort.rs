@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub fn encode_key(out: &mut Vec<u8>, tokens: [&[u8]; 4]) {
     for t in tokens {
         // Tokens practically never hold a NUL byte: copy them whole then.
-        if !t.contains(&0) {
+        if memchr::memchr(0, t).is_none() {
             out.extend_from_slice(t);
         } else {
             for &b in t {
@@ -26,6 +26,17 @@ pub fn encode_key(out: &mut Vec<u8>, tokens: [&[u8]; 4]) {
                 }
             }
         }
+        out.extend_from_slice(&[0, 0]);
+    }
+}
+
+/// [`encode_key`] of tokens the caller knows hold no NUL byte (import's
+/// canonical lines, checked once per line: searching each token again was
+/// 3% of an import).
+pub fn encode_key_without_nul(out: &mut Vec<u8>, tokens: [&[u8]; 4]) {
+    for t in tokens {
+        debug_assert!(!t.contains(&0));
+        out.extend_from_slice(t);
         out.extend_from_slice(&[0, 0]);
     }
 }

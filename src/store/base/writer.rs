@@ -35,11 +35,14 @@ pub struct BaseOptions {
     /// ZSTD level of the `s` column, the bulk of the raw bytes.
     pub zstd_level: i32,
     /// ZSTD level of `p`, `o` and `g` pages, usually a tenth of the raw bytes,
-    /// so a high level there buys size for little time. A page of them larger
-    /// than a quarter of the row group's subject chunk (long literals: real
-    /// vocabularies) is compressed at `zstd_level`, where the high level cost
-    /// more than the whole parse.
+    /// so a high level there buys size for little time.
     pub zstd_level_small: i32,
+    /// ZSTD level of a `p`, `o` or `g` page larger than a quarter of its row
+    /// group's subject chunk (long literals: real vocabularies). Text without
+    /// repeats costs ZSTD far more per byte than sorted subjects: at level 12
+    /// those pages cost more than the whole parse, and level 4 compresses
+    /// them 2.5 times as fast as level 6 for about 7% more bytes.
+    pub zstd_level_large: i32,
     pub row_group_size: usize,
     /// Per column (s p o g): dictionary-encode, else DELTA_LENGTH_BYTE_ARRAY.
     pub dictionary: [bool; 4],
@@ -56,6 +59,7 @@ impl Default for BaseOptions {
         BaseOptions {
             zstd_level: 6,
             zstd_level_small: 12,
+            zstd_level_large: 4,
             row_group_size: ROW_GROUP_SIZE,
             dictionary: [false, true, true, true],
         }
@@ -91,7 +95,7 @@ pub struct BaseWriter {
     at: u64,
     opts: BaseOptions,
     /// Reused ZSTD contexts: the subject's; the object's at the small level
-    /// and at the subject level for large pages; the same two for p and g.
+    /// and at the large-page level; the same two for p and g.
     zstd: [zstd::bulk::Compressor<'static>; 5],
     row_groups: Vec<pf::RowGroup>,
     sizes: Vec<usize>,
@@ -113,9 +117,9 @@ impl BaseWriter {
             zstd: [
                 ctx(opts.zstd_level)?,
                 ctx(opts.zstd_level_small)?,
-                ctx(opts.zstd_level)?,
+                ctx(opts.zstd_level_large)?,
                 ctx(opts.zstd_level_small)?,
-                ctx(opts.zstd_level)?,
+                ctx(opts.zstd_level_large)?,
             ],
             row_groups: Vec::new(),
             sizes: Vec::new(),
@@ -239,7 +243,7 @@ impl BaseWriter {
 }
 
 /// The compressors a column's pages go through: its own level, or, for a
-/// page over `large` bytes, the bulk level (see `BaseOptions::zstd_level_small`).
+/// page over `large` bytes, the bulk level (see `BaseOptions::zstd_level_large`).
 struct Pages<'z> {
     own: &'z mut zstd::bulk::Compressor<'static>,
     bulk: Option<&'z mut zstd::bulk::Compressor<'static>>,
@@ -639,5 +643,48 @@ mod tests {
         delta_binary_packed(&v, &mut out);
         let got = crate::store::base::column_ids::tests_support::delta_decode(&out, v.len()).unwrap();
         assert_eq!(got, v);
+    }
+
+    /// The base's bytes with `zstd_level_large` at 1 and at 19.
+    fn bytes_at_both_large_levels(rows: &[[String; 4]]) -> (Vec<u8>, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |large: i32| {
+            let path = dir.path().join(format!("{large}.cottas"));
+            let opts = BaseOptions { row_group_size: 500, zstd_level_large: large, ..BaseOptions::default() };
+            write_base(&path, rows, &opts).unwrap();
+            std::fs::read(&path).unwrap()
+        };
+        (write(1), write(19))
+    }
+
+    /// Only pages over a quarter of their row group's subject chunk take the
+    /// large-page level: long distinct literals do, short ones do not.
+    #[test]
+    fn the_large_page_level_applies_to_pages_over_a_quarter_of_the_subjects() {
+        let rows = |literal: &dyn Fn(usize) -> String| -> Vec<[String; 4]> {
+            (0..1000)
+                .map(|i| {
+                    [
+                        format!("<http://ex.org/s{:04}>", i / 4),
+                        "<http://ex.org/p>".into(),
+                        literal(i),
+                        "DEFAULT".into(),
+                    ]
+                })
+                .collect()
+        };
+        let long = |i: usize| {
+            format!(
+                "\"{} words in a sentence, number {i}, {}\"",
+                i * 7919 % 1000,
+                "and more text ".repeat(i % 5 + 4)
+            )
+        };
+        let (fast, small) = bytes_at_both_large_levels(&rows(&long));
+        assert_ne!(fast, small, "long literals: the object pages are large and take the level");
+        assert!(small.len() < fast.len());
+        let short = |i: usize| format!("\"{}\"", i % 10);
+        let (fast, small) = bytes_at_both_large_levels(&rows(&short));
+        assert_eq!(fast, small, "short literals: the pages stay at the small level");
     }
 }
