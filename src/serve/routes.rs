@@ -289,10 +289,11 @@ impl Endpoint {
             lock_wait: self.config.lock_wait,
             allow_load: self.config.allow_load.clone(),
             kept: Arc::clone(&self.kept_writer),
+            cache_bytes: self.snapshots.cache_bytes(),
         };
-        let outcome = self.on_worker(move || job.run());
-        self.snapshots.invalidate();
-        outcome.map(|()| {
+        let mut outcome = self.on_worker(move || job.run());
+        self.publish(&mut outcome);
+        outcome.map(|_| {
             Reply::Whole(
                 Response::builder().status(StatusCode::NO_CONTENT).body(Body::empty()).unwrap(),
                 None,
@@ -301,12 +302,25 @@ impl Endpoint {
     }
 
     /// Runs a write on a worker (the large request stack) and waits for it.
-    fn on_worker(&self, f: impl FnOnce() -> Result<(), Refused> + Send + 'static) -> Result<(), Refused> {
+    fn on_worker(
+        &self,
+        f: impl FnOnce() -> Result<Option<Snapshot>, Refused> + Send + 'static,
+    ) -> Result<Option<Snapshot>, Refused> {
         let internal = |why: String| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, why);
         match self.workers.run_and_wait(f) {
             Ok(Some(outcome)) => outcome,
             Ok(None) => Err(internal("internal error (logged by the server); nothing was appended".into())),
             Err(e) => Err(internal(format!("no worker for the request: {e}"))),
+        }
+    }
+
+    /// After a write: the writer's snapshot becomes the next requests'; with
+    /// none (a failed write, or one whose store could not be opened again),
+    /// the next request reads the disk.
+    fn publish(&self, outcome: &mut Result<Option<Snapshot>, Refused>) {
+        match outcome.as_mut().map(Option::take) {
+            Ok(Some(next)) => self.snapshots.install(next),
+            _ => self.snapshots.invalidate(),
         }
     }
 
@@ -442,8 +456,10 @@ impl Endpoint {
         };
         let (chunk, lock_wait, started) = (self.config.chunk.clone(), self.config.lock_wait, Instant::now());
         let kept = Arc::clone(&self.kept_writer);
-        let outcome = self.on_worker(move || commit(&chunk, lock_wait, &update, started, &kept));
-        self.snapshots.invalidate();
+        let cache_bytes = self.snapshots.cache_bytes();
+        let mut outcome =
+            self.on_worker(move || commit(&chunk, lock_wait, &update, started, &kept, cache_bytes));
+        self.publish(&mut outcome);
         outcome?;
         let created = !existed && method != Method::DELETE;
         let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
@@ -704,6 +720,7 @@ struct UpdateJob {
     lock_wait: Duration,
     allow_load: Option<std::path::PathBuf>,
     kept: KeptWriter,
+    cache_bytes: usize,
 }
 
 /// An error response before it is built: small, and `Send` (responses are
@@ -759,7 +776,7 @@ impl Refused {
 }
 
 impl UpdateJob {
-    fn run(self) -> Result<(), Refused> {
+    fn run(self) -> Result<Option<Snapshot>, Refused> {
         let started = Instant::now();
         let bad = |m: String| Refused::new(StatusCode::BAD_REQUEST, m);
         let parser = SparqlParser::new().with_base_iri(&self.base).map_err(|e| bad(e.to_string()))?;
@@ -770,7 +787,7 @@ impl UpdateJob {
         refuse_outside_access(&update, self.allow_load.as_deref())?;
         super::debug_panic(&self.text);
         self.set_using(&mut update)?;
-        commit(&self.chunk, self.lock_wait, &update, started, &self.kept)
+        commit(&self.chunk, self.lock_wait, &update, started, &self.kept, self.cache_bytes)
     }
 
     /// `using-graph-uri` / `using-named-graph-uri` set the WHERE clauses'
@@ -802,19 +819,26 @@ impl UpdateJob {
 /// update whose store nobody else wrote to since the last one reads neither
 /// the log nor the store again (O(1), not O(delta)). Two updates at once
 /// each take what is kept or open afresh; the writer lock orders them.
+///
+/// Returns the snapshot readers see next, made from the writer's own fold
+/// (`None` if the store could not be opened for it: readers then read the
+/// disk again).
 fn commit(
     chunk: &std::path::Path,
     lock_wait: Duration,
     update: &Update,
     started: Instant,
     kept: &KeptWriter,
-) -> Result<(), Refused> {
+    cache_bytes: usize,
+) -> Result<Option<Snapshot>, Refused> {
     let previous = super::workers::lock(kept).take();
     let mut updater = Updater::resume(chunk, Some(lock_wait), previous).map_err(|e| update_failure(&e))?;
     updater.apply_parsed(update, started).map_err(|e| update_failure(&e))?;
+    // Before `suspend` releases the lock: no other writer can have appended.
+    let next = Snapshot::after_update(chunk, updater.overlay(), cache_bytes).ok();
     // If the log's position cannot be read, the next update opens afresh.
     *super::workers::lock(kept) = updater.suspend().ok();
-    Ok(())
+    Ok(next)
 }
 
 /// What the last update left open (see [`commit`]).

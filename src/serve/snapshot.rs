@@ -4,7 +4,9 @@
 //! Opening a store is cheap (footers and headers), but folding the log into
 //! an overlay costs O(delta), so the endpoint keeps the latest snapshot and
 //! reopens only when `current` or the log file changed (a `readlink` and a
-//! `stat` per request). Requests hold their snapshot by `Arc`: a compaction
+//! `stat` per request). After this server's own update the writer's fold is
+//! handed over instead ([`Snapshot::after_update`]), so only another
+//! process's writes make a request fold the log. Requests hold their snapshot by `Arc`: a compaction
 //! or an append by another process becomes visible to the next request, and
 //! the old version's mapped files stay usable until the last request on
 //! them finishes (compaction never deletes a version; `gc` does, on request).
@@ -13,9 +15,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use crate::store::read::ColumnCache;
 use crate::store::versions::layout::{CURRENT, LOG};
+use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use crate::view;
+use crate::view::overlay::Overlay;
 
 /// What identifies a snapshot on disk: the version `current` names and the
 /// log file's identity and length.
@@ -52,6 +57,19 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// What a writer of this server leaves for readers: `overlay` is its fold
+    /// of the log right after its append, taken while it still holds the
+    /// writer lock, so the disk state read here is the one that fold
+    /// describes and no reader has to fold the log again (O(delta) per
+    /// update otherwise: 0.5 s for 200,000 added quads).
+    pub fn after_update(chunk: &Path, overlay: &Overlay, cache_bytes: usize) -> Result<Snapshot, StoreError> {
+        let disk = DiskState::read(chunk);
+        let store = Store::open(chunk)?;
+        overlay.prepare_lookups();
+        let view = view::Snapshot { store, overlay: overlay.clone(), cache: ColumnCache::new(cache_bytes) };
+        Ok(Snapshot { view, disk })
+    }
+
     /// The version's name (`v3`) for `/health`.
     pub fn version(&self) -> String {
         let layout = &self.view.store.layout;
@@ -83,6 +101,15 @@ impl Snapshots {
             Arc::new(Snapshot { view: view::Snapshot::open(&self.chunk, self.cache_bytes)?, disk });
         *latest = Some(Arc::clone(&snapshot));
         Ok(snapshot)
+    }
+
+    pub fn cache_bytes(&self) -> usize {
+        self.cache_bytes
+    }
+
+    /// Keeps `snapshot` (from [`Snapshot::after_update`]) for the next requests.
+    pub fn install(&self, snapshot: Snapshot) {
+        *super::workers::lock(&self.latest) = Some(Arc::new(snapshot));
     }
 
     /// Forgets the kept snapshot, so the next request reads the disk again

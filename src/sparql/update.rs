@@ -191,6 +191,13 @@ impl Updater {
         &self.writer
     }
 
+    /// The folded log as of the last committed request: what a reader that
+    /// opened the store now would fold (the endpoint hands it to readers
+    /// instead of folding the log again after each update).
+    pub fn overlay(&self) -> &Overlay {
+        &self.overlay
+    }
+
     /// Parses, plans and commits one request.
     pub fn apply(&mut self, text: &str) -> Result<UpdateOutcome, UpdateError> {
         let started = Instant::now();
@@ -220,6 +227,10 @@ impl Updater {
         let receipt = match appended {
             Ok(receipt) => {
                 self.overlay = view;
+                let marker = self.store.marker.map(|m| m.epoch);
+                if receipt.as_ref().is_some_and(|r| crate::store::log::is_visible(r.epoch, marker)) {
+                    self.overlay.batches_visible += 1;
+                }
                 receipt
             }
             Err(e) => {

@@ -98,7 +98,7 @@ impl GraphDelta {
         if bound.iter().all(Option::is_none) {
             return self.added.iter().map(|k| &**k).collect();
         }
-        let by_term = self.by_term.get_or_init(|| self.sorted_by_term());
+        let by_term = self.prepare_lookups();
         let narrowest = (0..3)
             .filter_map(|c| bound[c].map(|t| &by_term.sorted[c][term_range(&by_term.sorted[c], c, t)]))
             .min_by_key(|candidates| candidates.len())
@@ -114,6 +114,10 @@ impl GraphDelta {
             found.dedup();
         }
         found
+    }
+    /// Sorts `added` for lookups now, if no lookup did yet.
+    fn prepare_lookups(&self) -> &ByTerm {
+        self.by_term.get_or_init(|| self.sorted_by_term())
     }
     /// `added` sorted by each of s, p and o; a stable sort keeps key order
     /// among equal terms, so every answer comes in key order.
@@ -282,6 +286,16 @@ impl Overlay {
             }
         }
         Ok(())
+    }
+
+    /// Sorts every graph's added quads for lookups now, so that copies of
+    /// this overlay share the work (the endpoint hands a copy to readers
+    /// after each update; the writer's own later additions are then filtered
+    /// in, not sorted again).
+    pub fn prepare_lookups(&self) {
+        for g in self.graphs.values() {
+            g.prepare_lookups();
+        }
     }
 
     /// Whether any visible batch names graph `g` (canonical token, `DEFAULT`
