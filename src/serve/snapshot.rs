@@ -6,10 +6,11 @@
 //! reopens only when `current` or the log file changed (a `readlink` and a
 //! `stat` per request). After this server's own update the writer's fold is
 //! handed over instead ([`Snapshot::after_update`]), so only another
-//! process's writes make a request fold the log. Requests hold their snapshot by `Arc`: a compaction
-//! or an append by another process becomes visible to the next request, and
-//! the old version's mapped files stay usable until the last request on
-//! them finishes (compaction never deletes a version; `gc` does, on request).
+//! process's writes make a request fold the log. Requests hold their snapshot
+//! by `Arc`: a compaction or an append by another process becomes visible to
+//! the next request, and the old version's mapped files stay usable until the
+//! last request on them finishes (compaction never deletes a version; `gc`
+//! does, on request).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -64,12 +64,7 @@ impl GraphDelta {
         }
         let k = Arc::new(k);
         self.added.insert(k.clone());
-        if let Some(by_term) = self.by_term.get_mut() {
-            by_term.fresh.push(k);
-            if by_term.worn() {
-                self.by_term = OnceLock::new();
-            }
-        }
+        self.changed_since_sort(Some(k));
     }
     fn remove(&mut self, k: Key) {
         self.unadd(&k);
@@ -77,14 +72,20 @@ impl GraphDelta {
     }
     /// Takes `k` out of `added`.
     fn unadd(&mut self, k: &Key) {
-        if !self.added.remove(k) {
-            return;
+        if self.added.remove(k) {
+            self.changed_since_sort(None);
         }
-        if let Some(by_term) = self.by_term.get_mut() {
-            by_term.stale += 1;
-            if by_term.worn() {
-                self.by_term = OnceLock::new();
-            }
+    }
+    /// Records an addition (`Some`) or a removal in the sorted index, if one
+    /// was built, and drops the index once it is worn.
+    fn changed_since_sort(&mut self, added: Option<Arc<Key>>) {
+        let Some(by_term) = self.by_term.get_mut() else { return };
+        match added {
+            Some(k) => by_term.fresh.push(k),
+            None => by_term.stale += 1,
+        }
+        if by_term.worn() {
+            self.by_term = OnceLock::new();
         }
     }
     fn clear(&mut self) {
