@@ -1144,3 +1144,34 @@ fn the_timeline_shows_a_compaction_as_it_happens() {
     assert!(t.contains("`current` flipped v2 → v3; 1 batches carried"), "{t}");
     assert!(a.compaction.is_none() && !t.contains("(folding)"), "{t}");
 }
+
+/// The Store view says how much of the log the current version still folds
+/// in (counted here from a full decode of the log) and shows a torn tail.
+#[test]
+fn the_store_view_sums_up_the_pending_log_and_its_damage() {
+    let (_d, store) = demo_store();
+    let log = cottas_tui::store::log::Log::read(&store.join("data.deltalog")).unwrap().unwrap();
+    let marker = app(&store, false).current_marker();
+    let visible: Vec<_> = log.visible(marker).collect();
+    let count = |want: fn(&cottas_tui::format::deltalog::Entry) -> bool| {
+        visible.iter().flat_map(|f| &f.batch.entries).filter(|e| want(e)).count()
+    };
+    use cottas_tui::format::deltalog::Entry;
+    let (added, removed) = (count(|e| matches!(e, Entry::Add(_))), count(|e| matches!(e, Entry::Remove(_))));
+    assert!(!visible.is_empty(), "the demo has pending batches");
+    let t = text(&draw(&app(&store, false), 160, 30));
+    let expected = format!(
+        "log: {} batches, {}; {} pending over v2: +{added} \u{2212}{removed} quads",
+        log.frames.len(),
+        humansize::format_size(log.bytes.len(), humansize::BINARY),
+        visible.len()
+    );
+    assert!(t.contains(&expected), "{expected}\n{t}");
+    assert!(!t.contains("TORN TAIL"), "{t}");
+
+    tear_the_log_tail(&store);
+    let b = draw(&app(&store, false), 160, 30);
+    let (x, y) = find(&b, "TORN TAIL at byte").unwrap_or_else(|| panic!("{}", text(&b)));
+    assert_eq!(b[(x, y)].bg, Color::Red);
+    assert!(text(&b).contains(&format!("TORN TAIL at byte {}", log.bytes.len())), "{}", text(&b));
+}

@@ -84,14 +84,7 @@ pub fn namespaces(chunk: &Path) -> Result<(String, Vec<(String, usize)>), String
     Ok((version, list))
 }
 
-/// Above this size a sidecar is shown windowed (`inspect::window`) and any
-/// file is mapped rather than read.
-pub const LARGE_FILE: u64 = 32 << 20;
-
-/// Above this size a base is shown windowed: decoding every page header of
-/// a 23 MiB base (10M quads, 11,000 spans) took 40 ms, and it grows with
-/// the base; its windowed tree still lists every row group and chunk.
-pub const LARGE_BASE: u64 = 4 << 20;
+pub use crate::inspect::window::{LARGE_BASE, LARGE_FILE};
 
 /// A file decoded for the decoder view: its bytes and its spans (near the
 /// cursor only, for a large sidecar).

@@ -17,6 +17,15 @@ use crate::format::deltalog::{self, BatchFrame};
 
 pub const STRIDE: usize = 256;
 
+/// The visible part of a log, counted: what compaction would fold in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pending {
+    pub batches: usize,
+    pub added: usize,
+    pub removed: usize,
+    pub graph_ops: usize,
+}
+
 #[derive(Debug, Default)]
 pub struct LogIndex {
     pub path: PathBuf,
@@ -25,6 +34,8 @@ pub struct LogIndex {
     checkpoints: Vec<u64>,
     /// Batches per db_epoch.
     pub epochs: BTreeMap<u64, usize>,
+    /// Entries per db_epoch: quads added, quads removed, graph operations.
+    pub ops: BTreeMap<u64, [usize; 3]>,
     /// The log's tail as the decoder classified it (`Clean` when unread).
     pub tail: Tail,
     /// The file is missing or its header is not a log.
@@ -56,7 +67,8 @@ impl LogIndex {
             Ok(s) => {
                 ix.tail = s.tail;
                 if let Some(frames) = s.legacy {
-                    (ix.count, ix.checkpoints, ix.epochs) = (0, Vec::new(), BTreeMap::new());
+                    (ix.count, ix.checkpoints) = (0, Vec::new());
+                    (ix.epochs, ix.ops) = (BTreeMap::new(), BTreeMap::new());
                     frames.iter().for_each(|f| ix.add(f));
                     ix.legacy = Some(frames);
                 }
@@ -74,6 +86,25 @@ impl LogIndex {
         }
         self.count += 1;
         *self.epochs.entry(f.batch.epoch).or_default() += 1;
+        let (added, removed, graph_ops) = super::writer::count_ops(&f.batch.entries);
+        let ops = self.ops.entry(f.batch.epoch).or_default();
+        for (sum, n) in ops.iter_mut().zip([added, removed, graph_ops]) {
+            *sum += n;
+        }
+    }
+
+    /// The batches a version with compacted epoch `marker` still sees in the
+    /// log, and their entries added up.
+    pub fn pending(&self, marker: Option<u64>) -> Pending {
+        let mut p = Pending::default();
+        for (&epoch, &batches) in &self.epochs {
+            if super::is_visible(epoch, marker) {
+                p.batches += batches;
+                let [a, r, g] = self.ops.get(&epoch).copied().unwrap_or_default();
+                (p.added, p.removed, p.graph_ops) = (p.added + a, p.removed + r, p.graph_ops + g);
+            }
+        }
+        p
     }
 
     /// Where the committed prefix ends, how much follows, and why.
@@ -130,6 +161,9 @@ mod tests {
         assert_eq!(ix.count, 1000);
         assert_eq!(ix.epochs.values().sum::<usize>(), 1000);
         assert_eq!(ix.epochs.get(&3), Some(&200));
+        let over_2 = Pending { batches: 200, added: 0, removed: 0, graph_ops: 200 };
+        assert_eq!(ix.pending(Some(2)), over_2);
+        assert_eq!(ix.pending(None).graph_ops, 1000);
         let full = deltalog::decode(&bytes).result.unwrap();
         assert_eq!(ix.leftover().map(|l| l.0), Some(full.committed_len()));
         for start in [0, 1, 255, 256, 257, 700, 995] {

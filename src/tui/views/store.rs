@@ -3,7 +3,7 @@
 use humansize::{format_size, BINARY};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Borders, Paragraph, Row, Table};
 use ratatui::Frame;
 
@@ -65,7 +65,7 @@ impl StoreView {
 }
 
 /// The summary above the versions list (clicks on the list count from it).
-const INFO_ROWS: u16 = 3;
+const INFO_ROWS: u16 = 4;
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let [info, list, chart_area] =
@@ -101,7 +101,7 @@ fn render_info(f: &mut Frame, info: Rect, app: &App) {
         (None, None) => Line::from("loading…"),
     };
     let debris = app.listing.as_ref().map_or(0, |l| l.debris.len());
-    let mut lines = vec![Line::from(format!("chunk {}", app.chunk.display())), current];
+    let mut lines = vec![Line::from(format!("chunk {}", app.chunk.display())), current, log_line(app)];
     if debris > 0 {
         lines.push(Line::styled(
             format!("{debris} leftovers of interrupted operations (see `cottas-tui versions`)"),
@@ -109,6 +109,44 @@ fn render_info(f: &mut Frame, info: Rect, app: &App) {
         ));
     }
     f.render_widget(Paragraph::new(lines), info);
+}
+
+/// The log as the on-call reader needs it first: how much the current
+/// version still folds in on every open, and any damage at its end.
+fn log_line(app: &App) -> Line<'static> {
+    let Some(ix) = &app.log else { return Line::from("log: indexing…") };
+    if let Some(e) = &ix.error {
+        return Line::styled(format!("log: {e}"), Style::new().fg(Color::Red));
+    }
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let current = app.listing.as_ref().and_then(|l| l.current.clone()).unwrap_or_else(|| "the base".into());
+    let pending = ix.pending(app.current_marker());
+    let mut text = format!("log: {}, {}", plural(ix.count, "batch", "batches"), format_size(ix.len, BINARY));
+    if pending.batches == 0 {
+        text += if ix.count == 0 { "; nothing pending" } else { "; all folded into the current version" };
+    } else {
+        text += &format!(
+            "; {} pending over {current}: +{} \u{2212}{} quads",
+            pending.batches, pending.added, pending.removed
+        );
+        if pending.graph_ops > 0 {
+            text += &format!(", {}", plural(pending.graph_ops, "graph op", "graph ops"));
+        }
+        text += " (`compact` folds them in)";
+    }
+    let mut spans = vec![Span::raw(text)];
+    if let Some(d) = ix.tail.damage() {
+        let damage = match ix.tail.hidden() {
+            [] => format!("  TORN TAIL at byte {}: {} bytes, ignored by readers", d.offset, d.len),
+            h => format!(
+                "  DAMAGE at byte {} hides {} committed batches: readers refuse (`repair truncate-torn-tail`)",
+                d.offset,
+                h.len()
+            ),
+        };
+        spans.push(Span::styled(damage, Style::new().fg(Color::White).bg(Color::Red)));
+    }
+    Line::from(spans)
 }
 
 fn render_versions(f: &mut Frame, list: Rect, app: &App) {
