@@ -249,6 +249,7 @@ fn versions_gc_and_rollback_protect_the_live_view() {
     assert_eq!(listing.debris.len(), 1);
     let out = String::from_utf8(bin().arg("versions").arg(&chunk).output().unwrap().stdout).unwrap();
     assert!(out.contains("v4       *") && out.contains("interrupted compaction"), "{out}");
+    assert!(out.contains("log: 0 batches, 8 B; nothing pending"), "compaction cut the folded batches: {out}");
 
     // Rollback needs an empty log; current then points at v2, and gc keeps v2, v3, v4.
     assert_eq!(versions::rollback(&chunk, "v2", false, None).unwrap(), "v4");
@@ -263,6 +264,15 @@ fn versions_gc_and_rollback_protect_the_live_view() {
     assert!(!chunk.join(".v9.compact-tmp.4000000").exists(), "stale debris is removed");
 
     apply(&chunk, &["INSERT DATA { <https://example.org/x> <https://example.org/p> 1 }"]);
+    let out = String::from_utf8(bin().arg("versions").arg(&chunk).output().unwrap().stdout).unwrap();
+    assert!(
+        out.contains("log: 1 batch, ") && out.contains("; 1 pending over v2: +1 \u{2212}0 quads"),
+        "{out}"
+    );
+    let json = bin().args(["versions", "--json"]).arg(&chunk).output().unwrap().stdout;
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let log = &v["log"];
+    assert_eq!((log["batches"].as_u64(), log["pending"]["added"].as_u64()), (Some(1), Some(1)), "{v}");
     let o = bin().args(["rollback", "--to", "v3"]).arg(&chunk).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("holds 1 batches"));

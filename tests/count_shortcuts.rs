@@ -4,8 +4,10 @@
 //! which reads only bound columns, sparsely, or nothing at all) and the
 //! rows themselves equal a brute-force filter of every quad of the view.
 //! The same for SPARQL `COUNT(*)` of one pattern, answered by
-//! `sparql::shortcut` and by spareval. Stores with several row groups and three graphs, with and without a
-//! delta log that deletes base quads and adds new ones.
+//! `sparql::shortcut` and by spareval. Stores with several row groups and
+//! three graphs, with and without a delta log that deletes base quads, adds
+//! new ones and ones the base holds, deletes one it lacks, and clears a
+//! graph then adds to it again.
 
 mod common;
 
@@ -63,8 +65,29 @@ fn store_in(dir: &std::path::Path, with_delta: bool, layout: Layout) -> std::pat
                       GRAPH <http://x/g1> { <http://x/s0002> <http://x/p3> \"v13\" } } ; \
                       INSERT DATA { <http://x/s0001> <http://x/p1> \"new\" . <http://x/n> <http://x/p2> \"v1\" . \
                       GRAPH <http://x/g2> { <http://x/s0003> <http://x/p0> <http://x/s0004> } }";
-        let o = common::bin().arg("update").arg(&out).arg("-e").arg(update).output().unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        // An insert the base already holds, a delete of a quad it lacks,
+        // a cleared graph with one of its base quads inserted again, a new
+        // graph and a new predicate; then a
+        // new quad inserted and deleted by the next batch (removed, and
+        // not in the base).
+        let again = "INSERT DATA { <http://x/s0000> <http://x/p3> \"v3\" } ; \
+                     DELETE DATA { <http://x/none> <http://x/p1> \"v1\" } ; \
+                     CLEAR GRAPH <http://x/g2> ; \
+                     INSERT DATA { GRAPH <http://x/g2> { <http://x/s0000> <http://x/p0> \"v5\" . \
+                     <http://x/s0009> <http://x/p1> \"new\" } . \
+                     GRAPH <http://x/g7> { <http://x/s0009> <http://x/p8> \"v8\" } }";
+        let added = "INSERT DATA { <http://x/s0007> <http://x/p2> \"gone\" }";
+        let removed = "DELETE DATA { <http://x/s0007> <http://x/p2> \"gone\" }";
+        // Named graphs only: a graph and a predicate whose every quad goes.
+        let vanish = "DROP GRAPH <http://x/g1> ; DELETE WHERE { GRAPH ?g { ?s <http://x/p5> ?o } }";
+        let vanish = matches!(layout, Layout::NamedOnly).then_some(vanish);
+        // Mixed: the default graph cleared, one of its base quads back.
+        let cleared_default = "CLEAR DEFAULT ; INSERT DATA { <http://x/s0001> <http://x/p1> \"v1\" }";
+        let vanish = vanish.or(matches!(layout, Layout::Mixed).then_some(cleared_default));
+        for text in [update, again, added, removed].into_iter().chain(vanish) {
+            let o = common::bin().arg("update").arg(&out).arg("-e").arg(text).output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        }
     }
     out
 }
@@ -144,6 +167,11 @@ fn check_sparql(snap: &Snapshot, pat: [(u8, u16); 4]) {
 
 /// `text`'s answer as TSV, with or without the shortcuts.
 fn tsv_answer(snap: &Snapshot, text: &str, union: bool, no_shortcuts: bool) -> String {
+    tsv_answer_and_how(snap, text, union, no_shortcuts).0
+}
+
+/// The answer, and whether a shortcut gave it.
+fn tsv_answer_and_how(snap: &Snapshot, text: &str, union: bool, no_shortcuts: bool) -> (String, bool) {
     let opts = QueryOptions {
         format: Some(OutputFormat::Tsv),
         union_default_graph: union,
@@ -151,8 +179,8 @@ fn tsv_answer(snap: &Snapshot, text: &str, union: bool, no_shortcuts: bool) -> S
         ..QueryOptions::default()
     };
     let mut out = Vec::new();
-    run_query(&[snap.view()], text, &opts, &mut out).unwrap();
-    String::from_utf8(out).unwrap()
+    let summary = run_query(&[snap.view()], text, &opts, &mut out).unwrap();
+    (String::from_utf8(out).unwrap(), summary.shortcut)
 }
 
 fn pattern() -> impl Strategy<Value = [(u8, u16); 4]> {
@@ -179,7 +207,8 @@ fn counts_and_rows_equal_a_brute_force_filter_with_and_without_a_delta() {
 
 /// `SELECT DISTINCT ?p` / `?g` from the dictionaries equals full
 /// evaluation, whether or not the shortcut may apply: default and named
-/// graphs mixed, named only, default only; with a delta (never applies).
+/// graphs mixed, named only, default only; each with a delta (named only: one
+/// that drops a graph and every quad of one predicate).
 #[test]
 fn distinct_predicates_and_graphs_equal_full_evaluation() {
     let dir = tempfile::tempdir().unwrap();
@@ -196,24 +225,28 @@ fn distinct_predicates_and_graphs_equal_full_evaluation() {
         (Layout::DefaultOnly, false),
         (Layout::Mixed, true),
         (Layout::NamedOnly, true),
+        (Layout::DefaultOnly, true),
     ];
-    let mut answered = 0;
+    let (mut answered, mut by_shortcut_over_a_delta) = (0, 0);
     for (i, (layout, with_delta)) in layouts.into_iter().enumerate() {
         let chunk = store_in(&dir.path().join(format!("s{i}")), with_delta, layout);
         let snap = Snapshot::open(&chunk, 1 << 20).unwrap();
         for text in queries {
             for union in [false, true] {
                 let answer = |no_shortcuts| {
-                    let mut lines: Vec<String> =
-                        tsv_answer(&snap, text, union, no_shortcuts).lines().map(String::from).collect();
+                    let (text, how) = tsv_answer_and_how(&snap, text, union, no_shortcuts);
+                    let mut lines: Vec<String> = text.lines().map(String::from).collect();
                     lines.sort();
-                    lines
+                    (lines, how)
                 };
-                let full = answer(true);
+                let (full, _) = answer(true);
                 answered += usize::from(full.len() > 1);
-                assert_eq!(answer(false), full, "{text} (store {i}, union default graph: {union})");
+                let (quick, shortcut) = answer(false);
+                by_shortcut_over_a_delta += usize::from(shortcut && with_delta);
+                assert_eq!(quick, full, "{text} (store {i}, union default graph: {union})");
             }
         }
     }
     assert!(answered >= 20, "most answers are not empty: {answered}");
+    assert!(by_shortcut_over_a_delta >= 8, "the shortcut answers over a delta: {by_shortcut_over_a_delta}");
 }

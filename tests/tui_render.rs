@@ -348,7 +348,7 @@ fn the_query_worker_answers_the_same_within_a_tiny_memory_limit() {
     let (_d, store) = demo_store();
     let rows = |limit: usize| {
         let mut a = app(&store, false);
-        a.memory_limit = limit;
+        a.set_memory_limit(limit);
         a.tab = Tab::Query;
         act(&mut a, Action::RunQuery);
         let mut rows = a.query.result.as_ref().expect("a result").rows.clone();
@@ -380,9 +380,8 @@ fn query_results_stream_in_and_a_stopped_query_keeps_its_rows() {
     // The worker's messages, in the order it sends them.
     let (tx, rx) = std::sync::mpsc::channel();
     let effect = Effect::Query { text: query.clone(), token: token.clone() };
-    cottas_tui::sparql::limits::on_request_stack(|| {
-        worker::perform(&store, cottas_tui::tui::state::DEFAULT_MEMORY_LIMIT, effect, &tx)
-    });
+    let ctx = worker::Context::of(&a);
+    cottas_tui::sparql::limits::on_request_stack(|| worker::perform(&ctx, effect, &tx));
     let msgs: Vec<Msg> = rx.try_iter().collect();
     assert!(msgs.len() >= 2, "rows, then the outcome");
     let Msg::QueryRows(_, first) = &msgs[0] else { panic!("rows first") };
@@ -602,10 +601,10 @@ fn opening_a_file_is_an_effect_not_a_read() {
 }
 
 /// Another process appends: the watcher's report makes the UI re-list the
-/// versions and re-index the log; a report that matches what was seen asks
-/// for nothing.
+/// versions, re-index the log and fold it again for the next query; a
+/// report that matches what was seen asks for nothing.
 #[test]
-fn a_change_seen_by_the_watcher_reloads_versions_and_log() {
+fn a_change_seen_by_the_watcher_reloads_versions_log_and_snapshot() {
     let (_d, store) = demo_store();
     let mut a = app(&store, false);
     let before = a.log.as_ref().unwrap().count;
@@ -617,10 +616,13 @@ fn a_change_seen_by_the_watcher_reloads_versions_and_log() {
         .unwrap();
     let now = cottas_tui::tui::load::observe(&store);
     let effects = action::update(&mut a, Action::Worker(worker::Msg::Observed(now)));
-    assert!(matches!(effects.as_slice(), [Effect::ListVersions, Effect::IndexLog]));
+    assert!(matches!(effects.as_slice(), [Effect::ListVersions, Effect::IndexLog, Effect::ReadSnapshot]));
     assert!(a.status.contains("the log changed"), "{}", a.status);
+    let kept_before = a.reads.held().unwrap();
     worker::settle(&mut a, effects);
     assert_eq!(a.log.as_ref().unwrap().count, before + 1);
+    let kept_now = a.reads.held().unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&kept_before, &kept_now), "the log is folded again ahead of a query");
 }
 
 /// Each view's keys: the query editor takes `q` as text, the log's Esc
@@ -1174,4 +1176,44 @@ fn the_store_view_sums_up_the_pending_log_and_its_damage() {
     let (x, y) = find(&b, "TORN TAIL at byte").unwrap_or_else(|| panic!("{}", text(&b)));
     assert_eq!(b[(x, y)].bg, Color::Red);
     assert!(text(&b).contains(&format!("TORN TAIL at byte {}", log.bytes.len())), "{}", text(&b));
+}
+
+/// Queries read the log folded once (at start) and kept: the same snapshot
+/// while the disk is unchanged, a new one after another writer's append (whose quad
+/// the next query sees), and after the UI's own update the writer's fold,
+/// which the next query reads as it is.
+#[test]
+fn queries_fold_the_log_once_until_the_disk_changes() {
+    use std::sync::Arc;
+    let (_d, store) = demo_store();
+    let mut a = app(&store, true);
+    a.tab = Tab::Query;
+    let count = |a: &mut App| {
+        a.query.text = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }".into();
+        act(a, Action::RunQuery);
+        let rows = &a.query.result.as_ref().expect("a result").rows;
+        rows[0][0].trim_matches('"').split('"').next().unwrap().parse::<u64>().unwrap()
+    };
+    let first = a.reads.held().expect("the log is folded at start, before the first query");
+    let before = count(&mut a);
+    assert!(Arc::ptr_eq(&first, &a.reads.held().unwrap()), "the first query read what was folded at start");
+    assert_eq!(count(&mut a), before);
+    assert!(Arc::ptr_eq(&first, &a.reads.held().unwrap()), "read again although nothing changed");
+
+    let mut other = cottas_tui::sparql::update::Updater::open(&store, None).unwrap();
+    other.apply("INSERT DATA { GRAPH <http://ex.org/g> { <http://ex.org/a> <http://ex.org/p> 1 } }").unwrap();
+    drop(other);
+    assert_eq!(count(&mut a), before + 1, "another writer's quad");
+    let second = a.reads.held().unwrap();
+    assert!(!Arc::ptr_eq(&first, &second));
+
+    command(
+        &mut a,
+        "update INSERT DATA { GRAPH <http://ex.org/g> { <http://ex.org/b> <http://ex.org/p> 2 } }",
+    );
+    assert!(a.status.contains("1 added") || a.status.contains("+1"), "{}", a.status);
+    let handed = a.reads.held().expect("the writer's fold is kept");
+    assert!(!Arc::ptr_eq(&second, &handed));
+    assert_eq!(count(&mut a), before + 2, "the UI's own quad");
+    assert!(Arc::ptr_eq(&handed, &a.reads.held().unwrap()), "the writer's fold was read as it is");
 }

@@ -10,7 +10,9 @@ use anyhow::{bail, Result};
 use humansize::{format_size, BINARY};
 
 use crate::compact::{self, CompactOptions, CompactProgress};
+use crate::store::log::index::LogIndex;
 use crate::store::versions;
+use crate::store::versions::layout::LOG;
 
 #[derive(clap::Args, Debug)]
 pub struct CompactArgs {
@@ -94,9 +96,12 @@ pub struct VersionsArgs {
 
 pub fn run_versions(args: &VersionsArgs, out: &mut impl Write) -> Result<ExitCode> {
     let listing = versions::list(&args.target)?;
+    let log = LogIndex::build(&args.target.join(LOG));
+    let marker = listing.versions.iter().find(|v| v.is_current).and_then(|v| v.marker);
     if args.json {
         let mut v = serde_json::to_value(&listing)?;
         v["schema"] = "cottas-tui.versions/1".into();
+        v["log"] = log_json(&log, marker);
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -121,6 +126,16 @@ pub fn run_versions(args: &VersionsArgs, out: &mut impl Write) -> Result<ExitCod
     if listing.current.is_none() {
         writeln!(out, "no `current` link: readers open the highest complete version")?;
     }
+    match &log.error {
+        Some(e) => writeln!(out, "log: {e}")?,
+        None => {
+            let current = listing.current.as_deref().unwrap_or("the base");
+            writeln!(out, "{}", log.summary(current, marker))?;
+        }
+    }
+    if let Some(damage) = log.damage_summary() {
+        writeln!(out, "{damage}")?;
+    }
     for d in &listing.debris {
         let state = match d.live_pid {
             Some(p) => format!("in use by running pid {p}"),
@@ -135,6 +150,22 @@ pub fn run_versions(args: &VersionsArgs, out: &mut impl Write) -> Result<ExitCod
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The log's part of `versions --json`: its batches and bytes, what the
+/// current version still folds in, and where damage starts.
+fn log_json(log: &LogIndex, marker: Option<u64>) -> serde_json::Value {
+    if let Some(e) = &log.error {
+        return serde_json::json!({ "error": e });
+    }
+    let p = log.pending(marker);
+    serde_json::json!({
+        "batches": log.count,
+        "bytes": log.len,
+        "pending": { "batches": p.batches, "added": p.added, "removed": p.removed, "graph_ops": p.graph_ops },
+        "damage_offset": log.tail.damage().map(|d| d.offset),
+        "hidden_batches": log.tail.hidden().len(),
+    })
 }
 
 #[derive(clap::Args, Debug)]

@@ -28,7 +28,6 @@ mod load;
 mod multipart;
 pub mod negotiate;
 mod routes;
-pub mod snapshot;
 mod stream;
 mod workers;
 

@@ -20,7 +20,6 @@ use super::deadlines::Deadlines;
 use super::graph_store::{delete_update, graph_exists, write_update, Target, Upload};
 use super::load::{self, LoadRefusal};
 use super::negotiate::{choose, Offer};
-use super::snapshot::{Snapshot, Snapshots};
 use super::stream::{self, Message, PieceWriter, Start, StreamBody};
 use super::workers::{Stack, Workers};
 use super::{form, Config, InFlight, InFlightGuard};
@@ -28,6 +27,7 @@ use crate::sparql::limits::{self, Refusal};
 use crate::sparql::run::{run_parsed, OutputFormat, QueryError, QueryOptions, QuerySummary};
 use crate::sparql::update::{Suspended, UpdateError, Updater};
 use crate::store::StoreError;
+use crate::view::kept::{Budget, Kept, Snapshots};
 
 const RESULT_FORMATS: &[Offer<OutputFormat>] = &[
     ("application/sparql-results+json", OutputFormat::Json),
@@ -66,7 +66,7 @@ pub struct Endpoint {
 impl Endpoint {
     /// Opens the store once, so a path that is not a store fails at start-up.
     pub fn new(config: Config) -> anyhow::Result<Endpoint> {
-        let snapshots = Snapshots::new(&config.chunk, config.cache_bytes);
+        let snapshots = Snapshots::new(&config.chunk, Budget::Cache(config.cache_bytes));
         snapshots.current()?;
         Ok(Endpoint {
             deadlines: Deadlines::start()?,
@@ -159,7 +159,7 @@ impl Endpoint {
         Ok(Reply::Whole(typed(StatusCode::OK, "application/json", body), None))
     }
 
-    fn snapshot(&self) -> Step<Arc<Snapshot>> {
+    fn snapshot(&self) -> Step<Arc<Kept>> {
         self.snapshots.current().map_err(Refused::store)
     }
 
@@ -304,8 +304,8 @@ impl Endpoint {
     /// Runs a write on a worker (the large request stack) and waits for it.
     fn on_worker(
         &self,
-        f: impl FnOnce() -> Result<Option<Snapshot>, Refused> + Send + 'static,
-    ) -> Result<Option<Snapshot>, Refused> {
+        f: impl FnOnce() -> Result<Option<Kept>, Refused> + Send + 'static,
+    ) -> Result<Option<Kept>, Refused> {
         let internal = |why: String| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, why);
         match self.workers.run_and_wait(f) {
             Ok(Some(outcome)) => outcome,
@@ -317,7 +317,7 @@ impl Endpoint {
     /// After a write: the writer's snapshot becomes the next requests'; with
     /// none (a failed write, or one whose store could not be opened again),
     /// the next request reads the disk.
-    fn publish(&self, outcome: &mut Result<Option<Snapshot>, Refused>) {
+    fn publish(&self, outcome: &mut Result<Option<Kept>, Refused>) {
         match outcome.as_mut().map(Option::take) {
             Ok(Some(next)) => self.snapshots.install(next),
             _ => self.snapshots.invalidate(),
@@ -391,7 +391,7 @@ impl Endpoint {
     }
 
     /// Every quad of the snapshot as N-Quads or TriG, streamed.
-    fn dump(&self, snapshot: Arc<Snapshot>, accept: Option<String>) -> Step<Reply> {
+    fn dump(&self, snapshot: Arc<Kept>, accept: Option<String>) -> Step<Reply> {
         let offers: &[Offer<bool>] = &[("application/n-quads", false), ("application/trig", true)];
         let Some((content_type, trig)) = choose(accept.as_deref(), offers) else {
             return Err(Refused::new(
@@ -553,7 +553,7 @@ struct QueryJob {
     default_graphs: Vec<NamedNode>,
     named_graphs: Vec<NamedNode>,
     accept: Option<String>,
-    snapshot: Arc<Snapshot>,
+    snapshot: Arc<Kept>,
     deadlines: Deadlines,
     timeout: Option<Duration>,
     max_rows: Option<usize>,
@@ -776,7 +776,7 @@ impl Refused {
 }
 
 impl UpdateJob {
-    fn run(self) -> Result<Option<Snapshot>, Refused> {
+    fn run(self) -> Result<Option<Kept>, Refused> {
         let started = Instant::now();
         let bad = |m: String| Refused::new(StatusCode::BAD_REQUEST, m);
         let parser = SparqlParser::new().with_base_iri(&self.base).map_err(|e| bad(e.to_string()))?;
@@ -830,12 +830,12 @@ fn commit(
     started: Instant,
     kept: &KeptWriter,
     cache_bytes: usize,
-) -> Result<Option<Snapshot>, Refused> {
+) -> Result<Option<Kept>, Refused> {
     let previous = super::workers::lock(kept).take();
     let mut updater = Updater::resume(chunk, Some(lock_wait), previous).map_err(|e| update_failure(&e))?;
     updater.apply_parsed(update, started).map_err(|e| update_failure(&e))?;
     // Before `suspend` releases the lock: no other writer can have appended.
-    let next = Snapshot::after_update(chunk, updater.overlay(), cache_bytes).ok();
+    let next = Kept::after_update(chunk, updater.overlay(), Budget::Cache(cache_bytes)).ok();
     // If the log's position cannot be read, the next update opens afresh.
     *super::workers::lock(kept) = updater.suspend().ok();
     Ok(next)

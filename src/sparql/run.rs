@@ -132,6 +132,8 @@ pub struct QuerySummary {
     pub truncated: bool,
     pub explain: Explain,
     pub plan: Option<String>,
+    /// Answered by `sparql::shortcut`, not evaluated.
+    pub shortcut: bool,
 }
 
 /// Evaluates a parsed query over base ⊕ delta and hands the results to `f`
@@ -172,7 +174,8 @@ pub fn run_parsed(
     if let Some(results) = shortcut(query, &dataset, opts)? {
         let evaluation = |e: spareval::QueryEvaluationError| QueryError::Evaluation(e.to_string());
         let (rows, truncated) = write_results(results, opts, out, &evaluation, None)?;
-        return Ok(QuerySummary { rows, truncated, explain: explain.into_inner(), plan: None });
+        let explain = explain.into_inner();
+        return Ok(QuerySummary { rows, truncated, explain, plan: None, shortcut: true });
     }
     let token = opts.cancel.clone().unwrap_or_default();
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
@@ -212,7 +215,7 @@ pub fn run_parsed(
         let _ = h.join();
     }
     let explain = explain.into_inner();
-    Ok(QuerySummary { rows, truncated, explain, plan })
+    Ok(QuerySummary { rows, truncated, explain, plan, shortcut: false })
 }
 
 /// The answer from `sparql::shortcut`, when one applies.

@@ -13,9 +13,11 @@
 //! `SELECT DISTINCT ?p WHERE { ?s ?p ?o }` (and `?g` under `GRAPH ?g`) is
 //! the predicate (graph) dictionary, each token kept when `.presence` shows
 //! it in some row group — when the version's digests prove the sidecars were
-//! built from this base, no delta is visible, and the graphs the pattern
-//! ranges over are all the graphs the base has. Otherwise the query is
-//! evaluated. `tests/count_shortcuts.rs` checks both shortcuts against full
+//! built from this base and the graphs the pattern ranges over are all the
+//! graphs the base has. A visible delta adds the values of its added quads
+//! in those graphs, and a base value the delta may hide (a cleared graph, a
+//! removed quad with that value) is kept only if a count of its quads in
+//! the view is not zero. Otherwise the query is evaluated. `tests/count_shortcuts.rs` checks both shortcuts against full
 //! evaluation over base ⊕ delta.
 
 use std::sync::Arc;
@@ -30,7 +32,7 @@ use crate::format::term::DEFAULT_GRAPH;
 use crate::store::sidecars::mapped::PresenceMap;
 use crate::store::StoreError;
 use crate::view::terms::{from_token, Tok};
-use crate::view::View;
+use crate::view::{Graphs, View};
 
 /// A `COUNT(*)` of one triple pattern, bound to `var`.
 pub struct CountOf {
@@ -195,7 +197,7 @@ impl DistinctOf {
         else {
             return Ok(None);
         };
-        if !sc.verified || !part.overlay.graphs.is_empty() {
+        if !sc.verified {
             return Ok(None);
         }
         let has_default = graphs.find(DEFAULT_GRAPH.as_bytes())?.is_some();
@@ -205,23 +207,85 @@ impl DistinctOf {
         if !every_graph {
             return Ok(None);
         }
+        let range = if self.named_only {
+            Graphs::AnyNamed
+        } else if union_default_graph {
+            Graphs::All
+        } else {
+            Graphs::Default
+        };
         let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for id in 0..dict.len() as u32 {
             let token = dict.token(id)?;
             if token == DEFAULT_GRAPH.as_bytes() || !in_some_row_group(presence, id)? {
                 continue;
             }
-            match from_token(token) {
-                Some(t) => out.push(t),
-                None => return Ok(None),
+            let Some(t) = from_token(token) else { return Ok(None) };
+            if self.may_hide_all(part, &t, range) && !self.visible(part, &t, range)? {
+                continue;
+            }
+            seen.insert(t.clone());
+            out.push(t);
+        }
+        let mut added: Vec<Term> =
+            self.added_values(part, range).into_iter().filter(|t| !seen.contains(t)).collect();
+        added.sort_by_cached_key(Term::to_string);
+        out.extend(added);
+        Ok(Some(out))
+    }
+
+    /// Whether the delta could hide every base quad with value `t`: a
+    /// cleared graph in range, or a removed quad with that value.
+    fn may_hide_all(&self, part: &View, t: &Term, range: Graphs) -> bool {
+        let token = Tok::from_term(t);
+        part.overlay.graphs.iter().filter(|(g, _)| in_range(g, range)).any(|(g, d)| {
+            let names_it = |k: &crate::view::overlay::Key| match self.col {
+                3 => g.as_str() == token.as_str(),
+                c => k[c] == token.as_str(),
+            };
+            (d.cleared && (self.col != 3 || g.as_str() == token.as_str())) || d.removed.iter().any(names_it)
+        })
+    }
+
+    /// Whether the view holds a quad with value `t` in range, counted.
+    fn visible(&self, part: &View, t: &Term, range: Graphs) -> Result<bool, StoreError> {
+        let token = Tok::from_term(t);
+        let (quads, _) = match self.col {
+            3 => part.quads(None, None, None, Graphs::Named(&token))?,
+            _ => part.quads(None, Some(&token), None, range)?,
+        };
+        Ok(quads.try_count()? > 0)
+    }
+
+    /// The values of the delta's added quads in range.
+    fn added_values(&self, part: &View, range: Graphs) -> Vec<Term> {
+        let mut values = std::collections::BTreeSet::new();
+        for (g, d) in part.overlay.graphs.iter().filter(|(g, _)| in_range(g, range)) {
+            match self.col {
+                3 if !d.added.is_empty() => {
+                    values.insert(g.clone());
+                }
+                3 => {}
+                c => values.extend(d.added.iter().map(|k| k[c].clone())),
             }
         }
-        Ok(Some(out))
+        values.into_iter().filter_map(|v| from_token(v.as_bytes())).collect()
     }
 
     pub fn solutions(&self, values: Vec<Term>) -> spareval::QuerySolutionIter<'static> {
         let vars: Arc<[Variable]> = Arc::from(vec![self.var.clone()]);
         spareval::QuerySolutionIter::from_tuples(vars, values.into_iter().map(|t| Ok(vec![Some(t)])))
+    }
+}
+
+/// Whether graph `g` (a canonical token, `DEFAULT` for the default graph) is
+/// in `range` (one of `AnyNamed`, `All`, `Default`).
+fn in_range(g: &str, range: Graphs) -> bool {
+    match range {
+        Graphs::AnyNamed => g != DEFAULT_GRAPH,
+        Graphs::Default => g == DEFAULT_GRAPH,
+        _ => true,
     }
 }
 

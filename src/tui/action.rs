@@ -732,6 +732,7 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
         // Without them IRIs are still named from the result alone.
         Msg::Namespaces(Ok((version, list))) => app.query.namespaces_read(version, list),
         Msg::Namespaces(Err(_)) => {}
+        Msg::SnapshotRead(_) => {}
         Msg::QueryDone(t) => query_done(app, t),
         Msg::CompactProgress(p) => {
             if p.phase != crate::compact::CompactPhase::Planning {
@@ -849,7 +850,7 @@ fn query_done(app: &mut App, t: super::state::QueryTable) {
 /// Re-lists versions and re-indexes the log (after a change on disk).
 fn refresh(app: &mut App) -> Vec<Effect> {
     app.refreshing = true;
-    vec![Effect::ListVersions, Effect::IndexLog]
+    vec![Effect::ListVersions, Effect::IndexLog, Effect::ReadSnapshot]
 }
 
 /// The watcher's report: appends and compactions by other processes show

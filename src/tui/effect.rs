@@ -25,6 +25,10 @@ pub enum Effect {
     },
     /// The current version's most frequent namespaces → `Msg::Namespaces`.
     Namespaces,
+    /// Fold the log into the chunk's kept snapshot ahead of the first
+    /// query, so a large pending log is folded while the person reads the
+    /// first screen → `Msg::SnapshotRead`.
+    ReadSnapshot,
     /// Run a query for the results table → `Msg::QueryDone`.
     Query {
         text: String,

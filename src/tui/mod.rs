@@ -55,7 +55,7 @@ fn event_loop(
 ) -> std::io::Result<()> {
     let mut app =
         if crate::corpus::is_chunk(path) { App::new(path, write) } else { App::for_corpus(path, write) };
-    app.memory_limit = memory_limit;
+    app.set_memory_limit(memory_limit);
     let size = terminal.size()?;
     let mut effects = app.startup();
     effects.extend(action::update(&mut app, Action::Resize { width: size.width, height: size.height }));
@@ -133,6 +133,6 @@ fn drain(app: &mut App, ch: &mut Channel) -> std::io::Result<()> {
 
 fn run_effects(app: &App, effects: Vec<Effect>, tx: &Sender<Msg>) {
     for effect in effects {
-        worker::spawn(&app.chunk, app.memory_limit, effect, tx);
+        worker::spawn(worker::Context::of(app), effect, tx);
     }
 }

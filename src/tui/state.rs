@@ -9,6 +9,7 @@ use crate::compact::CompactProgress;
 use crate::format::kind::FileKind;
 use crate::store::versions::layout::{self, LOG};
 use crate::store::versions::Listing;
+use crate::view::kept::{Budget, Snapshots};
 
 pub use super::views::corpus::CorpusView;
 pub use super::views::decoder::Decoder;
@@ -142,6 +143,10 @@ pub struct App {
     /// Memory for each query, export, verify or compaction a worker runs
     /// (`--memory-limit`).
     pub memory_limit: usize,
+    /// The chunk's kept snapshot: queries and exports fold the log once
+    /// while the disk does not change ([`App::set_memory_limit`] keeps it
+    /// in step with the limit).
+    pub reads: std::sync::Arc<Snapshots>,
     pub tab: Tab,
     /// Drill-down history for Esc: where the user came from.
     pub back: Vec<Tab>,
@@ -195,6 +200,7 @@ impl App {
             corpus: None,
             write,
             memory_limit: DEFAULT_MEMORY_LIMIT,
+            reads: std::sync::Arc::new(Snapshots::new(chunk, Budget::Memory(DEFAULT_MEMORY_LIMIT))),
             tab: Tab::Store,
             back: Vec::new(),
             listing: None,
@@ -223,6 +229,12 @@ impl App {
             screen: Screen { page: 20, width: 120, height: 30 },
             monochrome: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
         }
+    }
+
+    /// Queries, exports, verify and compaction within `limit` bytes.
+    pub fn set_memory_limit(&mut self, limit: usize) {
+        self.memory_limit = limit;
+        self.reads = std::sync::Arc::new(Snapshots::new(&self.chunk, Budget::Memory(limit)));
     }
 
     /// The state for a corpus root: its list of chunks, nothing open yet.
@@ -254,17 +266,20 @@ impl App {
             return vec![super::effect::Effect::ListCorpus(c.root.clone())];
         }
         self.refreshing = true;
-        vec![super::effect::Effect::ListVersions, super::effect::Effect::IndexLog]
+        use super::effect::Effect;
+        vec![Effect::ListVersions, Effect::IndexLog, Effect::ReadSnapshot]
     }
 
     /// Shows `chunk` in the chunk views, everything read of the previous
     /// one dropped; returns what to load.
     pub fn open_chunk(&mut self, chunk: &Path) -> Vec<super::effect::Effect> {
         let Some(corpus) = self.corpus.take() else { return Vec::new() };
-        let (write, monochrome, screen) = (self.write, self.monochrome, self.screen);
+        let (write, monochrome, screen, memory) =
+            (self.write, self.monochrome, self.screen, self.memory_limit);
         let query_text = std::mem::take(&mut self.query.text);
         let history = std::mem::take(&mut self.query.history);
         *self = App::new(chunk, write);
+        self.set_memory_limit(memory);
         self.corpus = Some(CorpusView { opened: Some(chunk.to_path_buf()), ..corpus });
         (self.monochrome, self.screen) = (monochrome, screen);
         (self.query.text, self.query.history) = (query_text, history);

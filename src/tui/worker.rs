@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::Event;
@@ -21,12 +22,10 @@ use crate::sparql::dataset::StoreDataset;
 use crate::sparql::limits::{on_request_stack, spawn_request_thread};
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
 use crate::store::log::index::LogIndex;
-use crate::store::read::{ColumnCache, Explain};
-use crate::store::versions::open::Store;
+use crate::store::read::Explain;
 use crate::store::versions::Listing;
 use crate::triage::verify::{self, Report, VerifyOptions};
-use crate::view::overlay::Overlay;
-use crate::view::View;
+use crate::view::kept::{Budget, Kept, Snapshots};
 
 /// Rows kept for display; the status line says when a result has more.
 pub const MAX_ROWS: usize = 10_000;
@@ -69,6 +68,9 @@ pub enum Msg {
     /// Rows of the running query as they are produced (in order; the rest
     /// and the outcome come with `QueryDone`).
     QueryRows(Vec<String>, Vec<Vec<String>>),
+    /// The chunk's snapshot is kept, the log folded (or why not: the query
+    /// that needs it will say so).
+    SnapshotRead(Result<(), String>),
     /// The current version (its directory name) and its namespaces.
     Namespaces(Result<(String, Vec<(String, usize)>), String>),
     QueryDone(QueryTable),
@@ -81,15 +83,41 @@ pub enum Msg {
     Failed(String),
 }
 
+/// What every effect runs against: the chunk, the memory limit, and the
+/// chunk's kept snapshot (shared by the queries and exports of a session).
+#[derive(Clone)]
+pub struct Context {
+    pub chunk: PathBuf,
+    pub memory: usize,
+    pub reads: Arc<Snapshots>,
+}
+
+impl Context {
+    pub fn of(app: &App) -> Context {
+        Context { chunk: app.chunk.clone(), memory: app.memory_limit, reads: Arc::clone(&app.reads) }
+    }
+
+    /// The snapshot a query starting now reads: the kept one while the disk
+    /// has not changed (the log is folded once, not once per query).
+    fn snapshot(&self) -> Result<Arc<Kept>, String> {
+        let budget = Budget::Memory(self.memory);
+        let kept = if self.reads.chunk() == self.chunk && self.reads.budget() == budget {
+            self.reads.current()
+        } else {
+            Snapshots::new(&self.chunk, budget).current()
+        };
+        kept.map_err(|e| e.to_string())
+    }
+}
+
 /// Runs `effect` on a worker thread; its messages arrive on `tx`.
-pub fn spawn(chunk: &Path, memory: usize, effect: Effect, tx: &Sender<Msg>) {
-    let chunk = chunk.to_path_buf();
+pub fn spawn(ctx: Context, effect: Effect, tx: &Sender<Msg>) {
     let (tx, status_tx) = (tx.clone(), tx.clone());
     // SPARQL runs on a stack sized for the limits in `sparql::limits`.
     let started = if matches!(effect, Effect::Query { .. } | Effect::Export { .. } | Effect::Update(_)) {
-        spawn_request_thread(move || perform(&chunk, memory, effect, &tx)).map(drop)
+        spawn_request_thread(move || perform(&ctx, effect, &tx)).map(drop)
     } else {
-        std::thread::Builder::new().spawn(move || perform(&chunk, memory, effect, &tx)).map(drop)
+        std::thread::Builder::new().spawn(move || perform(&ctx, effect, &tx)).map(drop)
     };
     if let Err(e) = started {
         // The work is gone with the thread that never started; say so.
@@ -103,8 +131,8 @@ pub fn settle(app: &mut App, effects: Vec<Effect>) {
     let (tx, rx) = mpsc::channel();
     let mut queue: std::collections::VecDeque<Effect> = effects.into();
     while let Some(effect) = queue.pop_front() {
-        let chunk = app.chunk.clone();
-        on_request_stack(|| perform(&chunk, app.memory_limit, effect, &tx));
+        let ctx = Context::of(app);
+        on_request_stack(|| perform(&ctx, effect, &tx));
         while let Ok(msg) = rx.try_recv() {
             queue.extend(super::action::update(app, super::action::Action::Worker(msg)));
         }
@@ -113,7 +141,8 @@ pub fn settle(app: &mut App, effects: Vec<Effect>) {
 
 /// The work of one effect, reported on `tx`; `memory` bounds a query,
 /// export, verify or compaction as their commands' `--memory-limit` does.
-pub fn perform(chunk: &Path, memory: usize, effect: Effect, tx: &Sender<Msg>) {
+pub fn perform(ctx: &Context, effect: Effect, tx: &Sender<Msg>) {
+    let (chunk, memory) = (ctx.chunk.as_path(), ctx.memory);
     let msg = match effect {
         Effect::ListVersions => {
             let (listing, observed) = load::list_versions(chunk);
@@ -125,13 +154,22 @@ pub fn perform(chunk: &Path, memory: usize, effect: Effect, tx: &Sender<Msg>) {
         }
         Effect::OpenFile { path, at } => Msg::Opened(load::open_file(&path).map(Box::new), at),
         Effect::Namespaces => Msg::Namespaces(load::namespaces(chunk)),
-        Effect::Query { text, token } => Msg::QueryDone(query_table(chunk, memory, &text, token, tx)),
-        Effect::Export { text, out, format } => Msg::Exported(export(chunk, memory, &text, &out, format)),
-        Effect::Update(text) => Msg::Wrote(update(chunk, &text)),
+        Effect::ReadSnapshot => Msg::SnapshotRead(ctx.snapshot().map(drop)),
+        Effect::Query { text, token } => Msg::QueryDone(query_table(ctx, &text, token, tx)),
+        Effect::Export { text, out, format } => Msg::Exported(export(ctx, &text, &out, format)),
+        Effect::Update(text) => Msg::Wrote(update(ctx, &text)),
         Effect::PlanCompaction => Msg::Planned(plan_compaction(chunk)),
-        Effect::Compact { cancel } => Msg::CompactDone(run_compaction(chunk, memory, cancel, tx)),
+        Effect::Compact { cancel } => {
+            let end = run_compaction(chunk, memory, cancel, tx);
+            ctx.reads.invalidate();
+            Msg::CompactDone(end)
+        }
         Effect::PlanRepair(kind) => Msg::Planned(plan_repair(chunk, kind)),
-        Effect::Repair(kind) => Msg::Wrote(repair(chunk, &kind)),
+        Effect::Repair(kind) => {
+            let done = repair(chunk, &kind);
+            ctx.reads.invalidate();
+            Msg::Wrote(done)
+        }
         Effect::Verify { deep } => Msg::Verified(verify_chunk(chunk, memory, deep, tx)),
         Effect::ListCorpus(root) => Msg::CorpusListed(list_corpus(&root)),
         Effect::VerifyCorpus(root) => Msg::CorpusVerified(verify_corpus(&root, memory)),
@@ -162,11 +200,23 @@ pub fn spawn_input(tx: std::sync::Arc<std::sync::Mutex<Sender<Msg>>>) {
     });
 }
 
-fn update(chunk: &Path, text: &str) -> Result<String, String> {
-    crate::sparql::update::Updater::open(chunk, Some(LOCK_WAIT))
-        .and_then(|mut u| u.apply(text))
-        .map(|o| o.to_string())
-        .map_err(|e| e.to_string())
+/// Applies an update; the writer's fold of the log, taken before it lets
+/// go of the lock, becomes the next query's snapshot.
+fn update(ctx: &Context, text: &str) -> Result<String, String> {
+    let mut writer = match crate::sparql::update::Updater::open(&ctx.chunk, Some(LOCK_WAIT)) {
+        Ok(w) => w,
+        Err(e) => return Err(e.to_string()),
+    };
+    let outcome = writer.apply(text).map(|o| o.to_string()).map_err(|e| e.to_string());
+    // Still holding the writer lock: the fold describes the disk as it is.
+    let handed_over = (outcome.is_ok() && ctx.reads.chunk() == ctx.chunk)
+        .then(|| Kept::after_update(&ctx.chunk, writer.overlay(), ctx.reads.budget()).ok())
+        .flatten();
+    match handed_over {
+        Some(kept) => ctx.reads.install(kept),
+        None => ctx.reads.invalidate(),
+    }
+    outcome
 }
 
 fn plan_compaction(chunk: &Path) -> Result<Confirm, String> {
@@ -291,17 +341,11 @@ impl RowStream<'_> {
     }
 }
 
-fn query_table(
-    chunk: &Path,
-    memory: usize,
-    text: &str,
-    token: CancellationToken,
-    tx: &Sender<Msg>,
-) -> QueryTable {
+fn query_table(ctx: &Context, text: &str, token: CancellationToken, tx: &Sender<Msg>) -> QueryTable {
     let started = Instant::now();
     let mut stream =
         RowStream { tx, vars: Vec::new(), pending: Vec::new(), seen: 0, sent: 0, last: Instant::now() };
-    let outcome = run_for_table(chunk, memory, text, token, &mut stream);
+    let outcome = run_for_table(ctx, text, token, &mut stream);
     let mut table =
         QueryTable { vars: stream.vars, rows: stream.pending, total: stream.seen, ..QueryTable::default() };
     match outcome {
@@ -315,19 +359,17 @@ fn query_table(
 /// Evaluates `text`, handing solutions (or triples) to `out` as they come;
 /// an ASK's answer is returned.
 fn run_for_table(
-    chunk: &Path,
-    memory: usize,
+    ctx: &Context,
     text: &str,
     token: CancellationToken,
     out: &mut RowStream,
 ) -> Result<Option<bool>, String> {
     let query = crate::sparql::limits::parse_query(SparqlParser::new(), text)
         .map_err(|e| crate::sparql::run::QueryError::from(e).to_string())?;
-    let store = Store::open(chunk).map_err(|e| e.to_string())?;
-    let cache = ColumnCache::within(&store, memory);
-    let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
+    let kept = ctx.snapshot()?;
+    let snap = &kept.view;
     let explain = std::cell::RefCell::new(Explain::default());
-    let dataset = StoreDataset::single(&store, &overlay, &cache, &explain);
+    let dataset = StoreDataset::single(&snap.store, &snap.overlay, &snap.cache, &explain);
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
     let cancelled = |e: spareval::QueryEvaluationError| {
         if token.is_cancelled() {
@@ -358,21 +400,12 @@ fn run_for_table(
     Ok(None)
 }
 
-fn export(
-    chunk: &Path,
-    memory: usize,
-    text: &str,
-    out: &Path,
-    format: OutputFormat,
-) -> Result<String, String> {
-    let store = Store::open(chunk).map_err(|e| e.to_string())?;
-    let cache = ColumnCache::within(&store, memory);
-    let overlay = Overlay::load(&store, &cache).map_err(|e| e.to_string())?;
+fn export(ctx: &Context, text: &str, out: &Path, format: OutputFormat) -> Result<String, String> {
+    let kept = ctx.snapshot()?;
     let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut file = std::io::BufWriter::new(file);
     let opts = QueryOptions { format: Some(format), ..QueryOptions::default() };
-    let s = run_query(&[View::new(&store, &overlay, &cache)], text, &opts, &mut file)
-        .map_err(|e| e.to_string())?;
+    let s = run_query(&[kept.view.view()], text, &opts, &mut file).map_err(|e| e.to_string())?;
     std::io::Write::flush(&mut file).map_err(|e| e.to_string())?;
     Ok(format!("exported {} results to {}", s.rows, out.display()))
 }

@@ -8,6 +8,7 @@
 //! rule about what is visible cannot differ between them. Answers are
 //! iterator-shaped so callers already consume them as streams.
 
+pub mod kept;
 pub mod net;
 pub mod overlay;
 pub mod rows;
@@ -158,14 +159,10 @@ impl<'a> View<'a> {
         let (ks, kp, ko) = (s.map(Tok::as_str), p.map(Tok::as_str), o.map(Tok::as_str));
         let overlay: &'a Overlay = self.overlay;
         for (gkey, d) in &overlay.graphs {
-            let is_default = gkey == term::DEFAULT_GRAPH;
-            let allowed = match want_graph {
-                Some(w) => w == gkey,
-                None => with_default || !is_default,
-            };
-            if !allowed {
+            if !graph_in_range(gkey, want_graph, with_default) {
                 continue;
             }
+            let is_default = gkey == term::DEFAULT_GRAPH;
             for k in d.added_matching(ks, kp, ko) {
                 let t = |c: usize| Tok::Ref(k[c].as_bytes());
                 out.push(ViewQuad { s: t(0), p: t(1), o: t(2), g: (!is_default).then(|| t(3)) });
@@ -192,6 +189,16 @@ impl<'a> View<'a> {
         }
         names.extend(self.overlay.named_graphs().cloned());
         Ok(names.into_iter().map(|t| Tok::Own(t.into_bytes().into())).collect())
+    }
+}
+
+/// Whether graph `gkey` (a canonical token, `DEFAULT` for the default graph)
+/// is one a pattern ranges over: `want` alone when the pattern names one,
+/// else every graph, the default one only `with_default`.
+fn graph_in_range(gkey: &str, want: Option<&str>, with_default: bool) -> bool {
+    match want {
+        Some(w) => w == gkey,
+        None => with_default || gkey != term::DEFAULT_GRAPH,
     }
 }
 
@@ -267,22 +274,25 @@ impl<'a> Quads<'a> {
     /// and no graph to filter by, every base row is in it: the row groups'
     /// matches are counted without converting them.
     pub fn try_count(mut self) -> Result<usize, StoreError> {
-        let untouched = self.view.overlay.graphs.is_empty() && self.rows.is_none();
-        if let (true, false, Some(pat)) = (untouched, self.with_default, self.pattern.take()) {
+        let Some(pat) = self.pattern.take().filter(|_| self.rows.is_none()) else {
+            return self.try_fold(0, |n, q| q.map(|_| n + 1));
+        };
+        // The base's matches, counted through the sidecars and footers.
+        let mut base = count_scan(self.scan.as_mut(), self.view.cache)?;
+        if !self.with_default {
             // The named graphs' matches: every graph's less the default one's.
-            let all = count_scan(self.scan.as_mut(), self.view.cache)?;
-            let mut default = self.view.store.scan(&Pattern { g: Some(term::Term::DefaultGraph), ..pat });
-            let in_default = count_scan(Some(&mut default), self.view.cache)?;
+            let mut default =
+                self.view.store.scan(&Pattern { g: Some(term::Term::DefaultGraph), ..pat.clone() });
+            base -= count_scan(Some(&mut default), self.view.cache)?;
             if let Some(scan) = self.scan.as_mut() {
                 scan.explain.add(&default.explain);
             }
-            return Ok(all - in_default + self.added.len());
         }
-        if !(self.view.overlay.graphs.is_empty() && self.with_default) {
-            return self.try_fold(0, |n, q| q.map(|_| n + 1));
-        }
-        let n = self.base_len() - self.next + count_scan(self.scan.as_mut(), self.view.cache)?;
-        Ok(n + self.added.len())
+        // Less what the log hides of them, plus what it adds.
+        let want_graph = pat.g.as_ref().map(|t| term::render(t, Escaping::Pycottas));
+        let in_range = |g: &str| graph_in_range(g, want_graph.as_deref(), self.with_default);
+        let hidden = self.view.overlay.hidden_count(self.view.store, self.view.cache, &pat, in_range)?;
+        Ok(base - hidden + self.added.len())
     }
 
     /// Ends the answer after an error: one error ends it.

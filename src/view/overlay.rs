@@ -289,6 +289,40 @@ impl Overlay {
         Ok(())
     }
 
+    /// How many base quads matching `pat` (its graph term aside) the overlay
+    /// hides in the graphs `in_range` accepts: every base quad of a cleared
+    /// graph (counted through the sidecars, not read), and each removed quad
+    /// the base holds (a removal of a quad the base lacks hides nothing).
+    /// With the base's own count and the added quads, a count of base ⊕
+    /// delta that reads no rows.
+    pub fn hidden_count(
+        &self,
+        store: &Store,
+        cache: &ColumnCache,
+        pat: &Pattern,
+        in_range: impl Fn(&str) -> bool,
+    ) -> Result<usize, StoreError> {
+        let bound = [&pat.s, &pat.p, &pat.o].map(|t| t.as_ref().map(canonical));
+        let matches =
+            |k: &Key| bound.iter().zip(k.iter()).all(|(t, cell)| t.as_ref().is_none_or(|t| t == cell));
+        let mut hidden = 0;
+        for (gkey, d) in self.graphs.iter().filter(|(g, _)| in_range(g)) {
+            if d.cleared {
+                // Keys are rendered terms; one that is not names no base quad.
+                let Ok(g) = term::parse_token(gkey) else { continue };
+                let mut scan = store.scan(&Pattern { g: Some(g), ..pat.clone() });
+                while let Some(n) = scan.next_count(cache) {
+                    hidden += n?;
+                }
+                continue;
+            }
+            for k in d.removed.iter().filter(|k| matches(k)) {
+                hidden += usize::from(base_has(store, cache, k)?);
+            }
+        }
+        Ok(hidden)
+    }
+
     /// Sorts every graph's added quads for lookups now, so that copies of
     /// this overlay share the work (the endpoint hands a copy to readers
     /// after each update; the writer's own later additions are then filtered

@@ -112,6 +112,43 @@ impl LogIndex {
         self.tail.damage().map(|d| (d.offset, d.len, d.reason.as_str()))
     }
 
+    /// One line on the log for a person: its batches and bytes, and what of
+    /// it the version `current` (compacted epoch `marker`) still folds in on
+    /// every open.
+    pub fn summary(&self, current: &str, marker: Option<u64>) -> String {
+        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        let size = humansize::format_size(self.len, humansize::BINARY);
+        let mut text = format!("log: {}, {size}", plural(self.count, "batch", "batches"));
+        let pending = self.pending(marker);
+        if pending.batches == 0 {
+            text +=
+                if self.count == 0 { "; nothing pending" } else { "; all folded into the current version" };
+            return text;
+        }
+        text += &format!(
+            "; {} pending over {current}: +{} \u{2212}{} quads",
+            pending.batches, pending.added, pending.removed
+        );
+        if pending.graph_ops > 0 {
+            text += &format!(", {}", plural(pending.graph_ops, "graph op", "graph ops"));
+        }
+        text + " (`compact` folds them in)"
+    }
+
+    /// What is wrong at the log's end, for a person: a torn tail readers
+    /// ignore, or damage hiding committed batches.
+    pub fn damage_summary(&self) -> Option<String> {
+        let d = self.tail.damage()?;
+        Some(match self.tail.hidden() {
+            [] => format!("TORN TAIL at byte {}: {} bytes, ignored by readers", d.offset, d.len),
+            h => format!(
+                "DAMAGE at byte {} hides {} committed batches: readers refuse (`repair truncate-torn-tail`)",
+                d.offset,
+                h.len()
+            ),
+        })
+    }
+
     /// Decodes `n` batches from batch number `start` (fewer at the end).
     pub fn window(&self, start: usize, n: usize) -> Vec<Result<BatchFrame, String>> {
         let n = n.min(self.count.saturating_sub(start));

@@ -118,33 +118,10 @@ fn log_line(app: &App) -> Line<'static> {
     if let Some(e) = &ix.error {
         return Line::styled(format!("log: {e}"), Style::new().fg(Color::Red));
     }
-    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let current = app.listing.as_ref().and_then(|l| l.current.clone()).unwrap_or_else(|| "the base".into());
-    let pending = ix.pending(app.current_marker());
-    let mut text = format!("log: {}, {}", plural(ix.count, "batch", "batches"), format_size(ix.len, BINARY));
-    if pending.batches == 0 {
-        text += if ix.count == 0 { "; nothing pending" } else { "; all folded into the current version" };
-    } else {
-        text += &format!(
-            "; {} pending over {current}: +{} \u{2212}{} quads",
-            pending.batches, pending.added, pending.removed
-        );
-        if pending.graph_ops > 0 {
-            text += &format!(", {}", plural(pending.graph_ops, "graph op", "graph ops"));
-        }
-        text += " (`compact` folds them in)";
-    }
-    let mut spans = vec![Span::raw(text)];
-    if let Some(d) = ix.tail.damage() {
-        let damage = match ix.tail.hidden() {
-            [] => format!("  TORN TAIL at byte {}: {} bytes, ignored by readers", d.offset, d.len),
-            h => format!(
-                "  DAMAGE at byte {} hides {} committed batches: readers refuse (`repair truncate-torn-tail`)",
-                d.offset,
-                h.len()
-            ),
-        };
-        spans.push(Span::styled(damage, Style::new().fg(Color::White).bg(Color::Red)));
+    let mut spans = vec![Span::raw(ix.summary(&current, app.current_marker()))];
+    if let Some(damage) = ix.damage_summary() {
+        spans.push(Span::styled(format!("  {damage}"), Style::new().fg(Color::White).bg(Color::Red)));
     }
     Line::from(spans)
 }
