@@ -1216,4 +1216,23 @@ fn queries_fold_the_log_once_until_the_disk_changes() {
     assert!(!Arc::ptr_eq(&second, &handed));
     assert_eq!(count(&mut a), before + 2, "the UI's own quad");
     assert!(Arc::ptr_eq(&handed, &a.reads.held().unwrap()), "the writer's fold was read as it is");
+
+    // The UI's writer is kept between its updates; another process's write
+    // in between is read before the next one (the quads of all three count).
+    assert!(a.writer.lock().unwrap().is_some(), "the writer is kept");
+    let mut other = cottas_tui::sparql::update::Updater::open(&store, None).unwrap();
+    other.apply("INSERT DATA { GRAPH <http://ex.org/g> { <http://ex.org/c> <http://ex.org/p> 3 } }").unwrap();
+    drop(other);
+    command(
+        &mut a,
+        "update INSERT DATA { GRAPH <http://ex.org/g> { <http://ex.org/d> <http://ex.org/p> 4 } }",
+    );
+    command(
+        &mut a,
+        "update DELETE DATA { GRAPH <http://ex.org/g> { <http://ex.org/a> <http://ex.org/p> 1 } }",
+    );
+    assert_eq!(count(&mut a), before + 3, "a, b, c, d added; a deleted again");
+    let fresh = cottas_tui::view::Snapshot::open(&store, 1 << 20).unwrap();
+    let (all, _) = fresh.view().quads(None, None, None, cottas_tui::view::Graphs::AnyNamed).unwrap();
+    assert_eq!(all.count() as u64, before + 3, "the disk agrees");
 }

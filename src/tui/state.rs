@@ -147,6 +147,8 @@ pub struct App {
     /// while the disk does not change ([`App::set_memory_limit`] keeps it
     /// in step with the limit).
     pub reads: std::sync::Arc<Snapshots>,
+    /// The last `:update`'s writer, kept for the next (`worker::update`).
+    pub writer: super::worker::KeptWriter,
     pub tab: Tab,
     /// Drill-down history for Esc: where the user came from.
     pub back: Vec<Tab>,
@@ -201,6 +203,7 @@ impl App {
             write,
             memory_limit: DEFAULT_MEMORY_LIMIT,
             reads: std::sync::Arc::new(Snapshots::new(chunk, Budget::Memory(DEFAULT_MEMORY_LIMIT))),
+            writer: Default::default(),
             tab: Tab::Store,
             back: Vec::new(),
             listing: None,

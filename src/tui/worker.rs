@@ -21,6 +21,7 @@ use crate::corpus::{self, ChunkSummary};
 use crate::sparql::dataset::StoreDataset;
 use crate::sparql::limits::{on_request_stack, spawn_request_thread};
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
+use crate::sparql::update::{Suspended, Updater};
 use crate::store::log::index::LogIndex;
 use crate::store::read::Explain;
 use crate::store::versions::Listing;
@@ -90,11 +91,22 @@ pub struct Context {
     pub chunk: PathBuf,
     pub memory: usize,
     pub reads: Arc<Snapshots>,
+    /// The writer of the last `:update`, its fold of the log kept.
+    pub writer: KeptWriter,
 }
+
+/// A writer between updates: the next one resumes it instead of folding
+/// the log again, unless another process wrote in between.
+pub type KeptWriter = Arc<std::sync::Mutex<Option<Suspended>>>;
 
 impl Context {
     pub fn of(app: &App) -> Context {
-        Context { chunk: app.chunk.clone(), memory: app.memory_limit, reads: Arc::clone(&app.reads) }
+        Context {
+            chunk: app.chunk.clone(),
+            memory: app.memory_limit,
+            reads: Arc::clone(&app.reads),
+            writer: Arc::clone(&app.writer),
+        }
     }
 
     /// The snapshot a query starting now reads: the kept one while the disk
@@ -200,10 +212,13 @@ pub fn spawn_input(tx: std::sync::Arc<std::sync::Mutex<Sender<Msg>>>) {
     });
 }
 
-/// Applies an update; the writer's fold of the log, taken before it lets
-/// go of the lock, becomes the next query's snapshot.
+/// Applies an update through the writer the last one left (its fold of the
+/// log kept: the log is read again only if another process wrote since);
+/// the writer's fold, taken before it lets go of the lock, becomes the next
+/// query's snapshot.
 fn update(ctx: &Context, text: &str) -> Result<String, String> {
-    let mut writer = match crate::sparql::update::Updater::open(&ctx.chunk, Some(LOCK_WAIT)) {
+    let kept = ctx.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let mut writer = match Updater::resume(&ctx.chunk, Some(LOCK_WAIT), kept) {
         Ok(w) => w,
         Err(e) => return Err(e.to_string()),
     };
@@ -215,6 +230,9 @@ fn update(ctx: &Context, text: &str) -> Result<String, String> {
     match handed_over {
         Some(kept) => ctx.reads.install(kept),
         None => ctx.reads.invalidate(),
+    }
+    if outcome.is_ok() {
+        *ctx.writer.lock().unwrap_or_else(|p| p.into_inner()) = writer.suspend().ok();
     }
     outcome
 }
