@@ -17,8 +17,9 @@
 //! graphs the base has. A visible delta adds the values of its added quads
 //! in those graphs, and a base value the delta may hide (a cleared graph, a
 //! removed quad with that value) is kept only if a count of its quads in
-//! the view is not zero. Otherwise the query is evaluated. `tests/count_shortcuts.rs` checks both shortcuts against full
-//! evaluation over base ⊕ delta.
+//! the view is not zero. Otherwise the query is evaluated.
+//! `tests/count_shortcuts.rs` checks both shortcuts against full evaluation
+//! over base ⊕ delta.
 
 use std::sync::Arc;
 

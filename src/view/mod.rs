@@ -270,9 +270,10 @@ impl<'a> Quads<'a> {
         }
     }
 
-    /// How many quads the answer holds. With nothing for the overlay to hide
-    /// and no graph to filter by, every base row is in it: the row groups'
-    /// matches are counted without converting them.
+    /// How many quads the answer holds, without converting a row: the base's
+    /// matches counted row group by row group (sidecars, footers, bound
+    /// columns only), less the base quads the overlay hides, plus the quads
+    /// it adds. An answer already partly read is counted by reading the rest.
     pub fn try_count(mut self) -> Result<usize, StoreError> {
         let Some(pat) = self.pattern.take().filter(|_| self.rows.is_none()) else {
             return self.try_fold(0, |n, q| q.map(|_| n + 1));
@@ -292,7 +293,9 @@ impl<'a> Quads<'a> {
         let want_graph = pat.g.as_ref().map(|t| term::render(t, Escaping::Pycottas));
         let in_range = |g: &str| graph_in_range(g, want_graph.as_deref(), self.with_default);
         let hidden = self.view.overlay.hidden_count(self.view.store, self.view.cache, &pat, in_range)?;
-        Ok(base - hidden + self.added.len())
+        // `hidden` counts base matches, so it never exceeds `base`; a store
+        // changed under its maps must not turn into a wrapped count.
+        Ok(base.saturating_sub(hidden) + self.added.len())
     }
 
     /// Ends the answer after an error: one error ends it.
