@@ -84,6 +84,10 @@ fn store_in(dir: &std::path::Path, with_delta: bool, layout: Layout) -> std::pat
         // Mixed: the default graph cleared, one of its base quads back.
         let cleared_default = "CLEAR DEFAULT ; INSERT DATA { <http://x/s0001> <http://x/p1> \"v1\" }";
         let vanish = vanish.or(matches!(layout, Layout::Mixed).then_some(cleared_default));
+        // Default graph only: a predicate whose every quad goes by deletes
+        // alone, with no graph cleared in range.
+        let deleted = "DELETE WHERE { ?s <http://x/p5> ?o }";
+        let vanish = vanish.or(matches!(layout, Layout::DefaultOnly).then_some(deleted));
         for text in [update, again, added, removed].into_iter().chain(vanish) {
             let o = common::bin().arg("update").arg(&out).arg("-e").arg(text).output().unwrap();
             assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
@@ -208,7 +212,8 @@ fn counts_and_rows_equal_a_brute_force_filter_with_and_without_a_delta() {
 /// `SELECT DISTINCT ?p` / `?g` from the dictionaries equals full
 /// evaluation, whether or not the shortcut may apply: default and named
 /// graphs mixed, named only, default only; each with a delta (named only: one
-/// that drops a graph and every quad of one predicate).
+/// that drops a graph and every quad of one predicate; default only: every
+/// quad of one predicate deleted, no graph cleared).
 #[test]
 fn distinct_predicates_and_graphs_equal_full_evaluation() {
     let dir = tempfile::tempdir().unwrap();

@@ -19,7 +19,7 @@ use super::dump;
 use crate::format::kind::{self, FileKind};
 use crate::inspect;
 use crate::inspect::window::{Windowed, LARGE_BASE};
-use crate::store::log::{Log, Tail};
+use crate::store::log::index::{plural, LogIndex};
 
 #[derive(clap::Args, Debug, Default)]
 pub struct DemoArgs {
@@ -109,18 +109,17 @@ fn list_dir(
     Ok(())
 }
 
-/// Sizes above which the listing checks a file's header only.
+/// The size above which the listing checks a file's header only.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    pub sidecar: u64,
-    pub base: u64,
+    pub large: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         // Decoding a file whole records a span per field: a 31 MiB
         // `.s.offsets` held 200 MiB of them.
-        Limits { sidecar: LARGE_BASE, base: LARGE_BASE }
+        Limits { large: LARGE_BASE }
     }
 }
 
@@ -145,10 +144,9 @@ fn file_status(path: &Path, limits: Limits) -> std::io::Result<Option<FileStatus
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let Some(kind) = kind::detect(&name, &bytes[..bytes.len().min(8)]) else { return Ok(None) };
     let (clean, text) = match kind {
-        FileKind::DeltaLog => log_status(path, bytes),
+        FileKind::DeltaLog => log_status(path),
         FileKind::EpochMarker => whole_file_status(kind, bytes),
-        FileKind::Parquet if size > limits.base => header_status(kind, bytes),
-        _ if size > limits.sidecar => header_status(kind, bytes),
+        _ if size > limits.large => header_status(kind, bytes),
         _ => whole_file_status(kind, bytes),
     };
     Ok(Some(FileStatus { kind, size, clean, text }))
@@ -176,37 +174,14 @@ fn header_status(kind: FileKind, bytes: &[u8]) -> (bool, String) {
 
 /// The log's committed batches counted as readers find them, and what
 /// follows them.
-fn log_status(path: &Path, bytes: &[u8]) -> (bool, String) {
-    let mut batches = 0usize;
-    let scanned = match Log::scan(path, bytes, &mut |_| batches += 1) {
-        Ok(s) => s,
-        Err(e) => return (false, e.to_string()),
-    };
-    if let Some(frames) = &scanned.legacy {
-        batches = frames.len();
+fn log_status(path: &Path) -> (bool, String) {
+    let ix = LogIndex::build(path);
+    if let Some(e) = ix.error {
+        return (false, e);
     }
-    let plural = if batches == 1 { "" } else { "es" };
-    match &scanned.tail {
-        Tail::Clean => (true, format!("ok, {batches} batch{plural}")),
-        Tail::Torn(d) => (
-            false,
-            format!(
-                "torn tail at byte {}: {} bytes after {batches} committed batch{plural} ({}); readers ignore them",
-                d.offset,
-                d.len,
-                d.reason.as_str()
-            ),
-        ),
-        Tail::Hiding(d, hidden) => (
-            false,
-            format!(
-                "damage at byte {} ({}) hides {} committed batches; readers refuse the store \
-                 (`cottas-tui repair truncate-torn-tail`)",
-                d.offset,
-                d.reason.as_str(),
-                hidden.len()
-            ),
-        ),
+    match ix.damage_summary() {
+        Some(damage) => (false, damage),
+        None => (true, format!("ok, {}", plural(ix.count, "batch", "batches"))),
     }
 }
 
@@ -247,7 +222,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("demo");
         crate::demo::ensure(&dir, false).unwrap();
-        let header_only = Limits { sidecar: 0, base: 0 };
+        let header_only = Limits { large: 0 };
 
         let (code, all) = listing(&dir, Limits::default());
         assert_eq!(code, ExitCode::SUCCESS, "{all}");
@@ -278,7 +253,7 @@ mod tests {
         let torn = line(&out, "data.deltalog");
         assert!(torn.starts_with('✗'), "{out}");
         assert!(
-            torn.contains(&format!("torn tail at byte {end}: 5 bytes after {batches} committed")),
+            torn.contains(&format!("TORN TAIL at byte {end}: 5 bytes after {batches} batches committed")),
             "{out}"
         );
     }

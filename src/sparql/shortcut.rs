@@ -215,6 +215,7 @@ impl DistinctOf {
         } else {
             Graphs::Default
         };
+        let hideable = self.hideable(part, range);
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for id in 0..dict.len() as u32 {
@@ -223,7 +224,7 @@ impl DistinctOf {
                 continue;
             }
             let Some(t) = from_token(token) else { return Ok(None) };
-            if self.may_hide_all(part, &t, range) && !self.visible(part, &t, range)? {
+            if hideable.may_hide_all(&Tok::from_term(&t)) && !self.visible(part, &t, range)? {
                 continue;
             }
             seen.insert(t.clone());
@@ -236,17 +237,25 @@ impl DistinctOf {
         Ok(Some(out))
     }
 
-    /// Whether the delta could hide every base quad with value `t`: a
-    /// cleared graph in range, or a removed quad with that value.
-    fn may_hide_all(&self, part: &View, t: &Term, range: Graphs) -> bool {
-        let token = Tok::from_term(t);
-        part.overlay.graphs.iter().filter(|(g, _)| in_range(g, range)).any(|(g, d)| {
-            let names_it = |k: &crate::view::overlay::Key| match self.col {
-                3 => g.as_str() == token.as_str(),
-                c => k[c] == token.as_str(),
-            };
-            (d.cleared && (self.col != 3 || g.as_str() == token.as_str())) || d.removed.iter().any(names_it)
-        })
+    /// What the delta could hide every base quad of, in this column: a
+    /// cleared graph in range hides any predicate (and names itself), a
+    /// removed quad its own value. One pass over the delta per query, so a
+    /// candidate value costs a set lookup, not a scan of the removed quads.
+    fn hideable(&self, part: &View, range: Graphs) -> Hideable {
+        let mut h = Hideable::default();
+        for (g, d) in part.overlay.graphs.iter().filter(|(g, _)| range.holds(g)) {
+            match self.col {
+                3 if d.cleared || !d.removed.is_empty() => {
+                    h.values.insert(g.clone());
+                }
+                3 => {}
+                c => {
+                    h.every |= d.cleared;
+                    h.values.extend(d.removed.iter().map(|k| k[c].clone()));
+                }
+            }
+        }
+        h
     }
 
     /// Whether the view holds a quad with value `t` in range, counted.
@@ -262,7 +271,7 @@ impl DistinctOf {
     /// The values of the delta's added quads in range.
     fn added_values(&self, part: &View, range: Graphs) -> Vec<Term> {
         let mut values = std::collections::BTreeSet::new();
-        for (g, d) in part.overlay.graphs.iter().filter(|(g, _)| in_range(g, range)) {
+        for (g, d) in part.overlay.graphs.iter().filter(|(g, _)| range.holds(g)) {
             match self.col {
                 3 if !d.added.is_empty() => {
                     values.insert(g.clone());
@@ -280,13 +289,17 @@ impl DistinctOf {
     }
 }
 
-/// Whether graph `g` (a canonical token, `DEFAULT` for the default graph) is
-/// in `range` (one of `AnyNamed`, `All`, `Default`).
-fn in_range(g: &str, range: Graphs) -> bool {
-    match range {
-        Graphs::AnyNamed => g != DEFAULT_GRAPH,
-        Graphs::Default => g == DEFAULT_GRAPH,
-        _ => true,
+/// The values in one column the delta may hide every base quad of.
+#[derive(Default)]
+struct Hideable {
+    /// A cleared graph in range: any value may be gone.
+    every: bool,
+    values: std::collections::HashSet<String>,
+}
+
+impl Hideable {
+    fn may_hide_all(&self, token: &Tok) -> bool {
+        self.every || self.values.contains(token.as_str())
     }
 }
 

@@ -42,17 +42,17 @@ impl Budget {
         }
     }
 
+    /// The column cache this budget allows over `store`.
+    pub fn cache(self, store: &Store) -> ColumnCache {
+        match self {
+            Budget::Cache(bytes) => ColumnCache::new(bytes),
+            Budget::Memory(limit) => ColumnCache::within(store, limit),
+        }
+    }
+
     /// `store` opened with its log folded, within this budget.
     fn open(self, chunk: &Path) -> Result<view::Snapshot, StoreError> {
-        match self {
-            Budget::Cache(bytes) => view::Snapshot::open(chunk, bytes),
-            Budget::Memory(limit) => {
-                let store = Store::open(chunk)?;
-                let cache = ColumnCache::within(&store, limit);
-                let overlay = Overlay::load(&store, &cache)?;
-                Ok(view::Snapshot { store, overlay, cache })
-            }
-        }
+        view::Snapshot::open_with(chunk, |store| self.cache(store))
     }
 }
 
@@ -99,10 +99,7 @@ impl Kept {
     pub fn after_update(chunk: &Path, overlay: &Overlay, budget: Budget) -> Result<Kept, StoreError> {
         let disk = DiskState::read(chunk);
         let store = Store::open(chunk)?;
-        let cache = match budget {
-            Budget::Cache(bytes) => ColumnCache::new(bytes),
-            Budget::Memory(limit) => ColumnCache::within(&store, limit),
-        };
+        let cache = budget.cache(&store);
         overlay.prepare_lookups();
         let view = view::Snapshot { store, overlay: overlay.clone(), cache };
         Ok(Kept { view, disk })

@@ -38,6 +38,22 @@ pub enum Graphs<'t, 'a> {
     All,
 }
 
+impl Graphs<'_, '_> {
+    /// Whether the overlay's graph `gkey` (a canonical token, `DEFAULT` for
+    /// the default graph) is in this range: the rule [`View::quads`] applies
+    /// to added quads, for callers that walk the overlay themselves.
+    pub fn holds(&self, gkey: &str) -> bool {
+        match self {
+            Graphs::Default => graph_in_range(gkey, Some(term::DEFAULT_GRAPH), true),
+            Graphs::Named(t) => t
+                .to_ours()
+                .is_some_and(|t| graph_in_range(gkey, Some(&term::render(&t, Escaping::Pycottas)), true)),
+            Graphs::AnyNamed => graph_in_range(gkey, None, false),
+            Graphs::All => graph_in_range(gkey, None, true),
+        }
+    }
+}
+
 /// One quad of the view, in canonical tokens; `g` is `None` in the default graph.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ViewQuad<'a> {
@@ -58,8 +74,14 @@ impl Snapshot {
     /// Opens the store at `path` (any target `open` accepts) and folds the
     /// visible part of its log; `cache_bytes` bounds the decoded columns kept.
     pub fn open(path: &Path, cache_bytes: usize) -> Result<Snapshot, StoreError> {
+        Snapshot::open_with(path, |_| ColumnCache::new(cache_bytes))
+    }
+
+    /// [`Snapshot::open`], with the column cache chosen once the store is
+    /// open (a memory limit is shared with its mapped pages).
+    pub fn open_with(path: &Path, cache: impl FnOnce(&Store) -> ColumnCache) -> Result<Snapshot, StoreError> {
         let store = Store::open(path)?;
-        let cache = ColumnCache::new(cache_bytes);
+        let cache = cache(&store);
         let overlay = Overlay::load(&store, &cache)?;
         Ok(Snapshot { store, overlay, cache })
     }

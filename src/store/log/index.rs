@@ -116,7 +116,6 @@ impl LogIndex {
     /// it the version `current` (compacted epoch `marker`) still folds in on
     /// every open.
     pub fn summary(&self, current: &str, marker: Option<u64>) -> String {
-        let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let size = humansize::format_size(self.len, humansize::BINARY);
         let mut text = format!("log: {}, {size}", plural(self.count, "batch", "batches"));
         let pending = self.pending(marker);
@@ -136,15 +135,22 @@ impl LogIndex {
     }
 
     /// What is wrong at the log's end, for a person: a torn tail readers
-    /// ignore, or damage hiding committed batches.
+    /// ignore, or damage hiding committed batches; each with its byte offset.
     pub fn damage_summary(&self) -> Option<String> {
         let d = self.tail.damage()?;
+        let why = d.reason.as_str();
         Some(match self.tail.hidden() {
-            [] => format!("TORN TAIL at byte {}: {} bytes, ignored by readers", d.offset, d.len),
-            h => format!(
-                "DAMAGE at byte {} hides {} committed batches: readers refuse (`repair truncate-torn-tail`)",
+            [] => format!(
+                "TORN TAIL at byte {}: {} bytes after {} committed ({why}); readers ignore them",
                 d.offset,
-                h.len()
+                d.len,
+                plural(self.count, "batch", "batches")
+            ),
+            h => format!(
+                "DAMAGE at byte {} ({why}) hides {}: readers refuse the store \
+                 (`cottas-tui repair truncate-torn-tail`)",
+                d.offset,
+                plural(h.len(), "committed batch", "committed batches")
             ),
         })
     }
@@ -172,6 +178,11 @@ impl LogIndex {
         }
         out
     }
+}
+
+/// `n` and the noun that goes with it: "1 batch", "3 batches".
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]
