@@ -358,7 +358,7 @@ fn a_suspended_writer_resumes_only_while_nothing_else_wrote() {
     let dir = tempfile::tempdir().unwrap();
     let chunk = store(dir.path());
     let apply = |kept, text: &str| {
-        let mut u = Updater::resume(&chunk, None, kept).unwrap();
+        let mut u = Updater::resume(&chunk, None, kept, None).unwrap();
         let resumed = u.writer().resumed;
         let seq = u.apply(text).unwrap().receipt.map(|r| r.seq);
         (u.suspend().unwrap(), resumed, seq)
@@ -404,4 +404,79 @@ fn a_suspended_writer_resumes_only_while_nothing_else_wrote() {
     let (_, resumed, seq) = apply(Some(kept), &insert("g"));
     assert!(!resumed && pending > 0);
     assert_eq!(seq, Some(1));
+}
+
+/// A writer opened over a reader's snapshot (the TUI's first `:update`)
+/// plans on that snapshot's fold only while the disk is as the snapshot
+/// saw it: another writer's append, or a torn tail the writer must cut,
+/// makes it fold the log itself, and either way it sees every committed
+/// quad.
+#[test]
+fn a_writer_takes_a_readers_fold_only_while_the_disk_matches_it() {
+    use cottas_tui::view::kept::{Budget, Snapshots};
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let insert = |s: &str| format!("INSERT DATA {{ <{EX}/{s}> <{EX}/p> \"x\" }}");
+    ok(&update(&chunk, &[&insert("a")]));
+    let reads = Snapshots::new(&chunk, Budget::Cache(1 << 20));
+    let apply = |reader: Option<&cottas_tui::view::kept::Kept>, text: &str| {
+        let mut u = Updater::open_over(&chunk, None, reader).unwrap();
+        let adopted = u.adopted();
+        (adopted, u.apply(text).unwrap().receipt.map(|r| r.seq))
+    };
+
+    let snapshot = reads.current().unwrap();
+    // The fold taken over holds `a`: inserting it again changes nothing.
+    assert_eq!(apply(Some(&snapshot), &insert("a")), (true, None));
+    assert_eq!(apply(Some(&snapshot), &insert("b")), (true, Some(2)));
+    // The snapshot predates `b`: the log grew, so it is not taken, and the
+    // writer's own fold sees `b`.
+    assert_eq!(apply(Some(&snapshot), &insert("b")), (false, None));
+
+    let snapshot = reads.current().unwrap();
+    ok(&update(&chunk, &[&insert("c")]));
+    assert_eq!(apply(Some(&snapshot), &insert("c")), (false, None), "another writer's quad is seen");
+
+    let snapshot = reads.current().unwrap();
+    let log = chunk.join("data.deltalog");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut f, b"DLB1\x07").unwrap();
+    drop(f);
+    // A reader read past the torn tail; the writer cuts it, so the disk no
+    // longer matches the reader's and the writer folds the log itself.
+    let torn = reads.current().unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&snapshot, &torn));
+    assert_eq!(apply(Some(&torn), &insert("d")), (false, Some(4)));
+    assert_eq!(apply(None, &insert("d")), (false, None));
+    assert_eq!(count(&chunk, ALL), (5 + 4).to_string());
+}
+
+/// A logged insert of a quad the base already holds (a writer that did not
+/// check, or one that planned on an older view) is seen once, in the
+/// default graph and in a named one; quads with a new subject, predicate or
+/// graph are seen as added.
+#[test]
+fn logged_inserts_of_base_quads_are_seen_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let q = |s: &str, p: &str, o: Object, g: Option<&str>| Quad {
+        subject: Subject::Iri(format!("{EX}/{s}")),
+        predicate: format!("{EX}/{p}"),
+        object: o,
+        graph: g.map(|g| format!("{EX}/graph/{g}")),
+    };
+    let entries = vec![
+        Entry::add(q("alice", "name", lit("Alice"), Some("people"))),
+        Entry::add(q("doc", "title", lit("Specimen"), Some("docs"))),
+        Entry::add(q("default-subject", "status", lit("default"), None)),
+        Entry::add(q("alice", "name", lit("Alice"), Some("new"))),
+        Entry::add(q("alice", "age", lit("Alice"), Some("people"))),
+        Entry::add(q("carol", "name", lit("Alice"), Some("people"))),
+    ];
+    let mut w = LogWriter::open(&chunk, None).unwrap();
+    w.append(entries).unwrap();
+    drop(w);
+    assert_eq!(count(&chunk, ALL), (5 + 3).to_string());
+    let named = "SELECT (COUNT(*) AS ?n) { GRAPH <https://example.org/graph/people> { ?s ?p ?o } }";
+    assert_eq!(count(&chunk, named), (3 + 2).to_string());
 }

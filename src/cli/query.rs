@@ -54,6 +54,7 @@ pub struct QueryArgs {
     pub repeat: Option<usize>,
 }
 
+/// Runs the command; once per process (the folded logs are freed by the exit).
 pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
     let texts = super::request_texts(&args.queries, &args.files, "query")?;
     let chunks = open_chunks(&args.target, args.memory_limit)?;
@@ -91,6 +92,8 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
             eprintln!("{} results in {:.3} ms", summary.rows, t.elapsed().as_secs_f64() * 1e3);
         }
     }
+    drop(parts);
+    super::free_at_exit(chunks.into_iter().map(|c| c.overlay).collect::<Vec<_>>());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -26,6 +26,7 @@ pub struct UpdateArgs {
     pub wait: Option<f64>,
 }
 
+/// Runs the command; once per process (its folded log is freed by the exit).
 pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<ExitCode> {
     let texts = super::request_texts(&args.requests, &args.files, "update")?;
     let mut updater = Updater::open(&args.target, args.wait.map(Duration::from_secs_f64))?;
@@ -57,5 +58,8 @@ pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<ExitCode> {
         writeln!(out, "{outcome}")?;
         out.flush()?;
     }
+    // The writer (and its lock) goes now; the folded log is left to the
+    // process's exit (see `super::free_at_exit`).
+    super::free_at_exit(updater.into_overlay());
     Ok(ExitCode::SUCCESS)
 }

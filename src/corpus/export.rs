@@ -161,12 +161,12 @@ fn export_chunk(
     };
     let mut position =
         LogPosition { compacted_epoch: store.marker.map(|m| m.epoch), ..LogPosition::default() };
-    let overlay = match &log {
+    let overlay = match log {
         Some(log) => {
             log.refuse_hidden("refusing to export without them")?;
             position.committed_bytes = log.committed_len();
             position.last_seq = log.frames.last().map(|f| f.batch.seq);
-            Overlay::from_batches(&store, &cache, &log.frames)?
+            Overlay::from_batches(&store, &cache, log.frames)?
         }
         None => Overlay::default(),
     };

@@ -779,22 +779,26 @@ impl Entry {
 impl Quad {
     /// The quad as term values; the default graph is [`Term::DefaultGraph`].
     pub fn to_terms(&self) -> [Term; 4] {
-        let s = match &self.subject {
-            Subject::Iri(i) => Term::Iri(i.clone()),
-            Subject::Blank(b) => Term::Blank(b.clone()),
+        self.clone().into_terms()
+    }
+
+    /// [`Quad::to_terms`], moving the strings instead of copying them (a
+    /// fold of a large log renders every quad once).
+    pub fn into_terms(self) -> [Term; 4] {
+        let s = match self.subject {
+            Subject::Iri(i) => Term::Iri(i),
+            Subject::Blank(b) => Term::Blank(b),
         };
-        let o = match &self.object {
-            Object::Iri(i) => Term::Iri(i.clone()),
-            Object::Blank(b) => Term::Blank(b.clone()),
+        let o = match self.object {
+            Object::Iri(i) => Term::Iri(i),
+            Object::Blank(b) => Term::Blank(b),
             Object::Literal { lexical, datatype, language: Some(tag) } if datatype == RDF_LANG_STRING => {
-                Term::Literal(Literal::lang(lexical.clone(), tag))
+                Term::Literal(Literal::lang(lexical, &tag))
             }
-            Object::Literal { lexical, datatype, .. } => {
-                Term::Literal(Literal::typed(lexical.clone(), datatype.clone()))
-            }
+            Object::Literal { lexical, datatype, .. } => Term::Literal(Literal::typed(lexical, datatype)),
         };
-        let g = self.graph.clone().map_or(Term::DefaultGraph, Term::Iri);
-        [s, Term::Iri(self.predicate.clone()), o, g]
+        let g = self.graph.map_or(Term::DefaultGraph, Term::Iri);
+        [s, Term::Iri(self.predicate), o, g]
     }
 
     /// One N-Quads statement (no graph term for the default graph).

@@ -290,6 +290,7 @@ impl Endpoint {
             allow_load: self.config.allow_load.clone(),
             kept: Arc::clone(&self.kept_writer),
             cache_bytes: self.snapshots.cache_bytes(),
+            reader: self.snapshots.held(),
         };
         let mut outcome = self.on_worker(move || job.run());
         self.publish(&mut outcome);
@@ -456,9 +457,10 @@ impl Endpoint {
         };
         let (chunk, lock_wait, started) = (self.config.chunk.clone(), self.config.lock_wait, Instant::now());
         let kept = Arc::clone(&self.kept_writer);
-        let cache_bytes = self.snapshots.cache_bytes();
-        let mut outcome =
-            self.on_worker(move || commit(&chunk, lock_wait, &update, started, &kept, cache_bytes));
+        let (cache_bytes, reader) = (self.snapshots.cache_bytes(), self.snapshots.held());
+        let mut outcome = self.on_worker(move || {
+            commit(&chunk, lock_wait, &update, started, &kept, cache_bytes, reader.as_deref())
+        });
         self.publish(&mut outcome);
         outcome?;
         let created = !existed && method != Method::DELETE;
@@ -721,6 +723,9 @@ struct UpdateJob {
     allow_load: Option<std::path::PathBuf>,
     kept: KeptWriter,
     cache_bytes: usize,
+    /// The readers' snapshot when the request came: a first update takes
+    /// over its fold of the log if the disk still matches it.
+    reader: Option<Arc<Kept>>,
 }
 
 /// An error response before it is built: small, and `Send` (responses are
@@ -787,7 +792,8 @@ impl UpdateJob {
         refuse_outside_access(&update, self.allow_load.as_deref())?;
         super::debug_panic(&self.text);
         self.set_using(&mut update)?;
-        commit(&self.chunk, self.lock_wait, &update, started, &self.kept, self.cache_bytes)
+        let reader = self.reader.as_deref();
+        commit(&self.chunk, self.lock_wait, &update, started, &self.kept, self.cache_bytes, reader)
     }
 
     /// `using-graph-uri` / `using-named-graph-uri` set the WHERE clauses'
@@ -818,7 +824,9 @@ impl UpdateJob {
 /// The open store and folded log stay in `kept` between requests, so an
 /// update whose store nobody else wrote to since the last one reads neither
 /// the log nor the store again (O(1), not O(delta)). Two updates at once
-/// each take what is kept or open afresh; the writer lock orders them.
+/// each take what is kept or open afresh; the writer lock orders them. With
+/// nothing kept (the first update, or one after a failure), the readers'
+/// snapshot `reader` is taken over while the disk still matches it.
 ///
 /// Returns the snapshot readers see next, made from the writer's own fold
 /// (`None` if the store could not be opened for it: readers then read the
@@ -830,9 +838,11 @@ fn commit(
     started: Instant,
     kept: &KeptWriter,
     cache_bytes: usize,
+    reader: Option<&Kept>,
 ) -> Result<Option<Kept>, Refused> {
     let previous = super::workers::lock(kept).take();
-    let mut updater = Updater::resume(chunk, Some(lock_wait), previous).map_err(|e| update_failure(&e))?;
+    let mut updater =
+        Updater::resume(chunk, Some(lock_wait), previous, reader).map_err(|e| update_failure(&e))?;
     updater.apply_parsed(update, started).map_err(|e| update_failure(&e))?;
     // Before `suspend` releases the lock: no other writer can have appended.
     let next = Kept::after_update(chunk, updater.overlay(), Budget::Cache(cache_bytes)).ok();

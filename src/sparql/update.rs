@@ -22,12 +22,13 @@ use spargebra::term::{GraphName as SparqlGraph, GroundTerm};
 use spargebra::{GraphUpdateOperation, SparqlParser};
 
 use super::dataset::StoreDataset;
-use crate::format::deltalog::{self, Entry, Object, Subject};
+use crate::format::deltalog::{self, BatchFrame, Entry, Object, Subject};
 use crate::import::input::{self, InputFormat};
 use crate::store::log::writer::{LogPosition, LogWriter, Receipt};
 use crate::store::read::{ColumnCache, Explain};
 use crate::store::versions::open::Store;
 use crate::store::StoreError;
+use crate::view::kept::{DiskState, Kept};
 use crate::view::overlay::Overlay;
 use crate::view::terms::{from_token, Tok};
 
@@ -130,6 +131,8 @@ pub struct Updater {
     /// Base IRI for relative IRIs: `file://` + the working directory, so that
     /// `LOAD <data.nt>` names a local file.
     base_iri: String,
+    /// The view was copied from a reader's snapshot ([`Updater::open_over`]).
+    adopted: bool,
 }
 
 /// What a long-lived writer (the endpoint) keeps between requests, without
@@ -146,7 +149,38 @@ impl Updater {
     /// Takes the writer lock on `chunk` (waiting up to `wait`), repairs a torn
     /// tail, and loads the current view.
     pub fn open(chunk: &Path, wait: Option<Duration>) -> Result<Updater, UpdateError> {
-        Self::with_writer(LogWriter::open(chunk, wait)?, chunk)
+        let (writer, batches) = LogWriter::open_with_batches(chunk, wait)?;
+        Self::with_writer(writer, chunk, Some(batches))
+    }
+
+    /// [`open`](Self::open) for a process that already holds a reader's
+    /// snapshot of the chunk (the TUI): when the disk is still as that
+    /// snapshot describes it (same `current`, the log the same file at the
+    /// same length and time; a torn tail the writer cut changed it), the
+    /// snapshot's fold of the log is copied instead of folding the log
+    /// again (O(delta) either way, but a copy of the folded state instead
+    /// of rendering and looking up every logged quad).
+    pub fn open_over(
+        chunk: &Path,
+        wait: Option<Duration>,
+        reader: Option<&Kept>,
+    ) -> Result<Updater, UpdateError> {
+        let (writer, batches) = LogWriter::open_with_batches(chunk, wait)?;
+        // Read after the writer opened: a torn tail it cut changed the log.
+        let unchanged = |k: &&Kept| k.disk == DiskState::read(chunk);
+        let Some(kept) = reader.filter(unchanged) else {
+            return Self::with_writer(writer, chunk, Some(batches));
+        };
+        drop(batches);
+        let store = Store::open(chunk)?;
+        let cache = ColumnCache::new(256 << 20);
+        let overlay = kept.view.overlay.clone();
+        Ok(Updater { writer, store, cache, overlay, base_iri: working_directory_iri(), adopted: true })
+    }
+
+    /// Whether this writer's view is a reader's fold ([`open_over`](Self::open_over)).
+    pub fn adopted(&self) -> bool {
+        self.adopted
     }
 
     /// [`open`](Self::open) for a writer that kept what it had open: when
@@ -154,18 +188,20 @@ impl Updater {
     /// (no other writer, no compaction), the kept view is used as it is, and
     /// neither the log nor the store is read again; otherwise it opens
     /// afresh.
+    /// Without a kept writer, [`open_over`](Self::open_over) `reader`.
     pub fn resume(
         chunk: &Path,
         wait: Option<Duration>,
         kept: Option<Suspended>,
+        reader: Option<&Kept>,
     ) -> Result<Updater, UpdateError> {
-        let Some(kept) = kept else { return Self::open(chunk, wait) };
+        let Some(kept) = kept else { return Self::open_over(chunk, wait, reader) };
         let writer = LogWriter::reopen(chunk, wait, &kept.position)?;
         if !writer.resumed {
-            return Self::with_writer(writer, chunk);
+            return Self::with_writer(writer, chunk, None);
         }
         let Suspended { store, cache, overlay, .. } = kept;
-        Ok(Updater { writer, store, cache, overlay, base_iri: working_directory_iri() })
+        Ok(Updater { writer, store, cache, overlay, base_iri: working_directory_iri(), adopted: false })
     }
 
     /// Releases the writer lock and keeps the rest for [`resume`](Self::resume).
@@ -174,11 +210,22 @@ impl Updater {
         Ok(Suspended { position, store: self.store, cache: self.cache, overlay: self.overlay })
     }
 
-    fn with_writer(writer: LogWriter, chunk: &Path) -> Result<Updater, UpdateError> {
+    /// The writer with the store's current view: `batches`, when given, are
+    /// the log's committed batches as the writer decoded them (it cut any
+    /// torn tail and refused hidden ones), folded instead of reading the
+    /// log a second time.
+    fn with_writer(
+        writer: LogWriter,
+        chunk: &Path,
+        batches: Option<Vec<BatchFrame>>,
+    ) -> Result<Updater, UpdateError> {
         let store = Store::open(chunk)?;
         let cache = ColumnCache::new(256 << 20);
-        let overlay = Overlay::load(&store, &cache)?;
-        Ok(Updater { writer, store, cache, overlay, base_iri: working_directory_iri() })
+        let overlay = match batches {
+            Some(batches) => Overlay::from_batches(&store, &cache, batches)?,
+            None => Overlay::load(&store, &cache)?,
+        };
+        Ok(Updater { writer, store, cache, overlay, base_iri: working_directory_iri(), adopted: false })
     }
 
     /// Resolves relative IRIs (and relative LOAD paths) against `iri`.
@@ -196,6 +243,12 @@ impl Updater {
     /// instead of folding the log again after each update).
     pub fn overlay(&self) -> &Overlay {
         &self.overlay
+    }
+
+    /// Ends the session (the writer lock is released) and hands back the
+    /// folded log.
+    pub fn into_overlay(self) -> Overlay {
+        self.overlay
     }
 
     /// Parses, plans and commits one request.

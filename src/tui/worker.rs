@@ -218,7 +218,10 @@ pub fn spawn_input(tx: std::sync::Arc<std::sync::Mutex<Sender<Msg>>>) {
 /// query's snapshot.
 fn update(ctx: &Context, text: &str) -> Result<String, String> {
     let kept = ctx.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
-    let mut writer = match Updater::resume(&ctx.chunk, Some(LOCK_WAIT), kept) {
+    // The first update takes over the queries' fold of the log, if the disk
+    // still matches it; later ones resume their own writer.
+    let reader = (ctx.reads.chunk() == ctx.chunk).then(|| ctx.reads.held()).flatten();
+    let mut writer = match Updater::resume(&ctx.chunk, Some(LOCK_WAIT), kept, reader.as_deref()) {
         Ok(w) => w,
         Err(e) => return Err(e.to_string()),
     };

@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::{Log, Tail};
-use crate::format::deltalog::{self, Batch, Entry, StopReason};
+use crate::format::deltalog::{self, Batch, BatchFrame, Entry, StopReason};
 use crate::format::transport::Transport;
 use crate::store::fsutil::{sync_dir, unix_now, utc_timestamp, write_synced};
 use crate::store::versions::layout::{self, Resolution, LOG};
@@ -194,6 +194,17 @@ impl LogWriter {
     /// the protocol above).
     pub fn open(chunk: &Path, wait: Option<Duration>) -> Result<LogWriter, StoreError> {
         let lock = WriterLock::acquire(chunk, wait)?;
+        Self::open_locked(lock, chunk).map(|(writer, _)| writer)
+    }
+
+    /// [`open`](Self::open), also handing over the committed batches it
+    /// decoded to find the log's end: a writer that folds the log next
+    /// (an update) folds these instead of reading and decoding it again.
+    pub fn open_with_batches(
+        chunk: &Path,
+        wait: Option<Duration>,
+    ) -> Result<(LogWriter, Vec<BatchFrame>), StoreError> {
+        let lock = WriterLock::acquire(chunk, wait)?;
         Self::open_locked(lock, chunk)
     }
 
@@ -230,7 +241,7 @@ impl LogWriter {
                 _lock: lock,
             });
         }
-        Self::open_locked(lock, chunk)
+        Self::open_locked(lock, chunk).map(|(writer, _)| writer)
     }
 
     /// Where this writer leaves the log, for [`reopen`](Self::reopen).
@@ -251,7 +262,7 @@ impl LogWriter {
         })
     }
 
-    fn open_locked(lock: WriterLock, chunk: &Path) -> Result<LogWriter, StoreError> {
+    fn open_locked(lock: WriterLock, chunk: &Path) -> Result<(LogWriter, Vec<BatchFrame>), StoreError> {
         let layout = layout::resolve(chunk)?;
         if !matches!(layout.resolution, Resolution::ViaCurrent | Resolution::HighestVersion) {
             return Err(StoreError::not_a_store(
@@ -282,7 +293,7 @@ impl LogWriter {
                 "the compacted epoch is u64::MAX: no epoch is left to stamp",
             ));
         }
-        Ok(LogWriter {
+        let writer = LogWriter {
             path,
             file,
             transport: log.transport,
@@ -294,7 +305,8 @@ impl LogWriter {
             resumed: false,
             version_dir: layout.version_dir,
             _lock: lock,
-        })
+        };
+        Ok((writer, log.frames))
     }
 
     /// The db_epoch the next batch gets.

@@ -666,6 +666,18 @@ impl Store {
         Ok(Some(bound))
     }
 
+    /// Whether column `col`'s dictionary may hold `token`: an IRI, blank
+    /// node or `DEFAULT` in canonical form, which every producer spells the
+    /// same ([`token_variants`] has one). `false` only when the version has
+    /// the dictionary and it lacks the token, so no row has it. `hint` is
+    /// [`DictMap::find_near`]'s, for tokens asked in ascending order.
+    pub fn dict_may_hold(&self, col: usize, token: &str, hint: &mut u64) -> Result<bool, StoreError> {
+        match self.sidecars.dict(col) {
+            Some(d) => Ok(d.find_near(token.as_bytes(), hint)?.is_some()),
+            None => Ok(true),
+        }
+    }
+
     /// A bound subject's row ranges, from `.s.offsets`.
     fn subject_ranges(&self, bound: &[Bound]) -> Result<Option<Vec<(u64, u64)>>, StoreError> {
         let (Some(ids), Some(so)) = (ids_of(bound, 0), self.sidecars.s_offsets()) else { return Ok(None) };
