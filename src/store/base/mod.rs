@@ -182,6 +182,13 @@ impl Base {
     pub fn rg_start(&self, rg: usize) -> u64 {
         self.rg_starts[rg]
     }
+    /// The row group holding row `row` (the last one for a row past the end).
+    pub fn row_group_of(&self, row: u64) -> usize {
+        self.rg_starts
+            .partition_point(|&start| start <= row)
+            .saturating_sub(1)
+            .min(self.num_row_groups().saturating_sub(1))
+    }
     pub fn rg_rows(&self, rg: usize) -> usize {
         (self.rg_starts[rg + 1] - self.rg_starts[rg]) as usize
     }

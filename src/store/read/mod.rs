@@ -678,6 +678,68 @@ impl Store {
         }
     }
 
+    /// Whether the base holds the quad whose canonical tokens are `k` (s, p,
+    /// o, g; `DEFAULT` for the default graph), from its subject's rows
+    /// (`.s.offsets`) and those row groups' p, o and g ids, decoded whole
+    /// through `cache`. Asked for many quads in subject order (a fold's
+    /// added quads), each row group is decoded once, where a scan per quad
+    /// read its subject's pages again for each. `hint` is the subject
+    /// dictionary's [`DictMap::find_near`] position. `None` when the
+    /// sidecars cannot answer so (not proven built from this base, or one
+    /// missing): the caller scans instead.
+    pub fn holds_by_subject(
+        &self,
+        k: [&str; 4],
+        hint: &mut u64,
+        cache: &ColumnCache,
+    ) -> Result<Option<bool>, StoreError> {
+        let sc = &self.sidecars;
+        if !sc.verified {
+            return Ok(None);
+        }
+        let (Some(so), Some(ds), Some(dp), Some(dob), Some(dg)) =
+            (sc.s_offsets(), sc.dict(0), sc.dict(1), sc.dict(2), sc.dict(3))
+        else {
+            return Ok(None);
+        };
+        let Ok(o) = crate::format::term::parse_token(k[2]) else { return Ok(None) };
+        // Subjects, predicates and graphs are spelled alike by every
+        // producer; a literal object may have several spellings.
+        let Some(s) = ds.find_near(k[0].as_bytes(), hint)? else { return Ok(Some(false)) };
+        let (Some(p), Some(g)) = (dp.find(k[1].as_bytes())?, dg.find(k[3].as_bytes())?) else {
+            return Ok(Some(false));
+        };
+        let mut objects = Vec::new();
+        for t in token_variants(&o) {
+            objects.extend(dob.find(t.as_bytes())?);
+        }
+        let Some((mut row, end)) = so.range(u64::from(s))?.filter(|_| !objects.is_empty()) else {
+            return Ok(Some(false));
+        };
+        let mut ex = Explain::default();
+        while row < end {
+            let rg = self.base.row_group_of(row);
+            let start = self.base.rg_start(rg);
+            let stop = end.min(start + self.base.rg_rows(rg) as u64);
+            if stop <= row {
+                return Ok(None);
+            }
+            let [pc, oc, gc] = [(dp, 1), (dob, 2), (dg, 3)].map(|(d, c)| cache.ids(self, d, rg, c, &mut ex));
+            let (pc, oc, gc) = (pc?, oc?, gc?);
+            let rows = (row - start) as usize..(stop - start) as usize;
+            let hit = |r: usize| {
+                pc.get(r) == Some(&p)
+                    && gc.get(r) == Some(&g)
+                    && oc.get(r).is_some_and(|o| objects.contains(o))
+            };
+            if rows.into_iter().any(hit) {
+                return Ok(Some(true));
+            }
+            row = stop;
+        }
+        Ok(Some(false))
+    }
+
     /// A bound subject's row ranges, from `.s.offsets`.
     fn subject_ranges(&self, bound: &[Bound]) -> Result<Option<Vec<(u64, u64)>>, StoreError> {
         let (Some(ids), Some(so)) = (ids_of(bound, 0), self.sidecars.s_offsets()) else { return Ok(None) };
