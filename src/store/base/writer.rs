@@ -88,6 +88,15 @@ impl Cells {
         self.starts.push(self.data.len());
         self.data.extend_from_slice(cell);
     }
+    /// Empty, keeping the capacity.
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.starts.clear();
+    }
+    /// Empty, with room for as many cells and bytes as `other` holds.
+    pub fn sized_like(other: &Cells) -> Cells {
+        Cells { data: Vec::with_capacity(other.data.len()), starts: Vec::with_capacity(other.len()) }
+    }
 }
 
 pub struct BaseWriter {

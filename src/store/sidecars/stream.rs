@@ -33,6 +33,7 @@ use rustc_hash::FxHashMap;
 use crate::format::po_presence::pair;
 use crate::format::{dict, p_offsets, po_presence, presence, s_offsets};
 use crate::store::sidecars::SUFFIXES;
+use crate::store::sort::Tournament;
 
 const BUF: usize = 1 << 20;
 
@@ -610,8 +611,6 @@ fn merge_runs(
     column: usize,
     mut emit: impl FnMut(&[u8]) -> io::Result<()>,
 ) -> io::Result<Epochs> {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
     let mut readers = Vec::with_capacity(epochs.len());
     let mut tables = Vec::with_capacity(epochs.len());
     for (e, epoch) in epochs.iter().enumerate() {
@@ -619,15 +618,16 @@ fn merge_runs(
         let path = spill.join(format!("ranks-{column}-{e:05}"));
         tables.push((BufWriter::with_capacity(1 << 16, File::create(&path)?), path));
     }
-    let mut heap = BinaryHeap::new();
-    for (e, r) in readers.iter_mut().enumerate() {
-        if let Some((token, id)) = read_entry(r)? {
-            heap.push(Reverse((token, e, id)));
-        }
+    let mut heads: Vec<Option<(Vec<u8>, u32)>> =
+        readers.iter_mut().map(read_entry).collect::<io::Result<_>>()?;
+    fn token_of(heads: &[Option<(Vec<u8>, u32)>], e: usize) -> Option<&[u8]> {
+        heads[e].as_ref().map(|(token, _)| &token[..])
     }
+    let mut game = Tournament::new(heads.len(), |e| token_of(&heads, e));
     let mut last: Option<Vec<u8>> = None;
     let mut rank: u32 = 0;
-    while let Some(Reverse((token, e, id))) = heap.pop() {
+    while let Some(e) = game.winner() {
+        let Some((token, id)) = heads[e].take() else { break };
         if last.as_deref() != Some(&token[..]) {
             if last.is_some() {
                 rank += 1;
@@ -637,9 +637,8 @@ fn merge_runs(
         }
         tables[e].0.write_all(&id.to_le_bytes())?;
         tables[e].0.write_all(&rank.to_le_bytes())?;
-        if let Some((next, id)) = read_entry(&mut readers[e])? {
-            heap.push(Reverse((next, e, id)));
-        }
+        heads[e] = read_entry(&mut readers[e])?;
+        game.replay(|e| token_of(&heads, e));
     }
     let mut files = Vec::with_capacity(epochs.len());
     for ((mut w, path), epoch) in tables.into_iter().zip(epochs) {
