@@ -13,7 +13,8 @@ use crate::serve::Config;
 pub struct ServeArgs {
     /// The chunk dir to serve (its `current` version ⊕ its delta log).
     pub target: PathBuf,
-    /// Address and port to listen on.
+    /// Address and port to listen on (port 0: one the system picks, named in
+    /// the "serving" line on stderr).
     #[arg(long, default_value = "127.0.0.1:7878")]
     pub bind: SocketAddr,
     /// Accept SPARQL updates (each request one fsynced log batch).

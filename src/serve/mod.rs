@@ -109,18 +109,21 @@ extern "C" fn on_stop_signal(_: libc::c_int) {
 
 /// Serves until SIGTERM or SIGINT, then lets in-flight requests finish
 /// (up to `drain`) and returns.
-pub fn serve(config: Config) -> anyhow::Result<()> {
+pub fn serve(mut config: Config) -> anyhow::Result<()> {
     if let Some(why) = config.refusal() {
         anyhow::bail!(why);
     }
+    let listener = std::net::TcpListener::bind(config.bind)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.bind))?;
+    // Port 0 asks the system for a free port; the endpoint's IRIs (and the
+    // line below, which scripts read) name the one it gave.
+    config.bind = listener.local_addr()?;
     let endpoint = Arc::new(Endpoint::new(config.clone())?);
     // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
     unsafe {
         libc::signal(libc::SIGTERM, on_stop_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGINT, on_stop_signal as *const () as libc::sighandler_t);
     }
-    let listener = std::net::TcpListener::bind(config.bind)
-        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.bind))?;
     let handler = Arc::clone(&endpoint);
     let handler: Arc<http1::Handler> = Arc::new(move |request: &mut _| handler.handle(request));
     let options = Arc::new(http1::Options {

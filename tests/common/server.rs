@@ -1,10 +1,9 @@
 //! `cottas-tui serve` as a real process on a free loopback port, and curl
 //! to talk to it (shared by the endpoint tests and the W3C protocol suite).
 
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 pub struct Server {
     pub child: Child,
@@ -17,25 +16,44 @@ impl Server {
         Server::start_with_env(store, args, &[])
     }
 
-    /// [`Server::start`] with extra environment variables.
+    /// [`Server::start`] with extra environment variables. The server binds
+    /// port 0 and is ready once it prints the address it got: a port chosen
+    /// here and probed until something answered could be taken by another
+    /// test's server meanwhile, or answered by the probe's own socket (a TCP
+    /// self-connect), and the first request then went nowhere.
     pub fn start_with_env(store: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
-        let port = free_port();
-        let child = super::bin()
+        let mut child = super::bin()
             .envs(env.iter().copied())
             .arg("serve")
             .arg(store)
-            .args(["--bind", &format!("127.0.0.1:{port}"), "--quiet"])
+            .args(["--bind", "127.0.0.1:0", "--quiet"])
             .args(args)
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let server = Server { child, port };
-        let waited = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(waited.elapsed() < Duration::from_secs(20), "the server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        server
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            // Lines before the "serving" line (warnings) pass through; at
+            // the end of its stderr, what came is the reason it did not start.
+            let mut line = String::new();
+            while stderr.read_line(&mut line).is_ok_and(|n| n > 0) && !line.contains(" on http://") {
+                eprint!("{line}");
+                line.clear();
+            }
+            let _ = tx.send(line);
+            // The rest of its stderr (errors, panics) goes where it went before.
+            std::io::copy(&mut stderr, &mut std::io::stderr())
+        });
+        let line = rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap_or_default();
+        let port = line
+            .split("http://127.0.0.1:")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("the server did not start: {line}"));
+        eprint!("{line}");
+        Server { child, port }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -54,10 +72,6 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 pub struct Reply {
