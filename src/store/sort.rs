@@ -309,7 +309,7 @@ struct RunWriter {
 
 impl RunWriter {
     fn put(&mut self, key: &[u8]) -> io::Result<()> {
-        let shared = self.prev.iter().zip(key).take_while(|(a, b)| a == b).count();
+        let shared = shared_prefix(&self.prev, key);
         put_varint(&mut self.out, shared as u64)?;
         put_varint(&mut self.out, (key.len() - shared) as u64)?;
         self.out.write_all(&key[shared..])?;
@@ -358,11 +358,18 @@ fn get_varint(r: &mut impl Read) -> io::Result<Option<u64>> {
 pub struct RunReader {
     input: BufReader<File>,
     key: Vec<u8>,
+    /// Bytes the current key shares with the one before it (exactly: the
+    /// writer front-codes with the whole common prefix).
+    shared: usize,
 }
 
 impl RunReader {
     pub fn open(path: &Path) -> io::Result<Self> {
-        Ok(RunReader { input: BufReader::with_capacity(1 << 18, File::open(path)?), key: Vec::new() })
+        Ok(RunReader {
+            input: BufReader::with_capacity(1 << 18, File::open(path)?),
+            key: Vec::new(),
+            shared: 0,
+        })
     }
 
     /// The current key (after [`Self::advance`] returned `true`).
@@ -382,6 +389,7 @@ impl RunReader {
             ));
         }
         self.key.truncate(shared as usize);
+        self.shared = shared as usize;
         let start = self.key.len();
         self.key.resize(start + rest as usize, 0);
         self.input.read_exact(&mut self.key[start..])?;
@@ -407,29 +415,35 @@ fn merge_runs(runs: &[PathBuf], mut f: impl FnMut(&[u8]) -> io::Result<()>) -> i
     }
     let mut live = vec![true; readers.len()];
     let mut game = Tournament::new(readers.len(), |i| head(&readers, &live, i));
-    let mut last: Vec<u8> = Vec::new();
-    let mut any = false;
     while let Some(top) = game.winner().filter(|&w| live[w]) {
-        let key = readers[top].key();
-        if !any || last != key {
-            f(key)?;
-            last.clear();
-            last.extend_from_slice(key);
-            any = true;
+        if !game.repeats() {
+            f(readers[top].key())?;
         }
         live[top] = readers[top].advance()?;
-        game.replay(|i| head(&readers, &live, i));
+        game.replay(readers[top].shared, |i| head(&readers, &live, i));
     }
     Ok(())
 }
 
-/// A loser tree over `k` sorted sources (the tournament of k-way merging).
+/// A loser tree over `k` sorted sources (the tournament of k-way merging)
+/// with offset-value codes, so a key is rarely compared byte by byte.
+///
 /// Each inner node keeps the loser of the match played there, so when the
 /// winner's source moves to its next key only the matches on that source's
-/// path to the root are played again: about log2(k) key comparisons a key,
-/// where a binary heap's sift-down makes up to twice as many (up to about
-/// 15 a key over the 190 parser runs of a 1M-quad import; keys share long
-/// IRI prefixes, so each comparison is a `memcmp` of tens of bytes).
+/// path to the root are played again: about log2(k) matches a key (about 8
+/// over the 190 parser runs of a 1M-quad import).
+///
+/// Each node also keeps the loser's code relative to the key that beat it:
+/// the offset of the first byte where the two differ and the loser's byte
+/// there. Every loser on the winner's path lost to the winner, so when the
+/// winner's source moves on, the codes on that path and the new key's code
+/// (from the bytes it shares with the key before it in its source) are all
+/// relative to the same key, and comparing two codes orders their keys
+/// unless the codes are equal: only then are bytes compared, from the
+/// offset on. Keys share long IRI prefixes, and a `memcmp` of tens of bytes
+/// for every match was a twentieth of an import. A code of zero says the
+/// key equals the key before it, which is how merges drop repeats without
+/// comparing again.
 ///
 /// A source's current key comes from the `head` callback; `None` is an
 /// exhausted source, which loses to every live one. Equal keys go to the
@@ -439,25 +453,73 @@ pub(crate) struct Tournament {
     /// inner node `n`, whose children are nodes `2n` and `2n + 1` (leaf `k + i`
     /// is source `i`).
     nodes: Vec<usize>,
+    /// The code of the source in the same place of `nodes`; `codes[0]` is
+    /// the winner's, relative to the previous winner's key.
+    codes: Vec<u64>,
+}
+
+/// The key equals the one it is coded against.
+const REPEAT: u64 = 0;
+/// Not coded yet: the first keys, before any match.
+const FRESH: u64 = u64::MAX - 1;
+/// An exhausted source.
+const EXHAUSTED: u64 = u64::MAX;
+
+/// The code of a key that first differs from the key it is coded against at
+/// `offset`, where it has `byte`: a longer shared prefix comes first (both
+/// keys follow the one they are coded against), then the smaller byte.
+fn code(offset: usize, byte: u8) -> u64 {
+    ((u64::from(u32::MAX) - offset as u64) << 8) | u64::from(byte)
+}
+
+fn offset_of(code: u64) -> usize {
+    (u64::from(u32::MAX) - (code >> 8)) as usize
+}
+
+/// How many leading bytes `a` and `b` share.
+pub(crate) fn shared_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 8 <= n {
+        let x = u64::from_le_bytes(a[i..i + 8].try_into().expect("8 bytes"));
+        let y = u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        if x != y {
+            return i + ((x ^ y).trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// A source's next key coded against its previous one, which it shares
+/// `shared` bytes with (sources ascend, so the next key follows it).
+fn next_code(key: Option<&[u8]>, shared: usize) -> u64 {
+    match key {
+        None => EXHAUSTED,
+        Some(k) => k.get(shared).map_or(REPEAT, |&b| code(shared, b)),
+    }
 }
 
 impl Tournament {
     pub(crate) fn new<'k>(k: usize, head: impl Fn(usize) -> Option<&'k [u8]>) -> Self {
-        let mut winners = vec![0; 2 * k];
-        for i in 0..k {
-            winners[k + i] = i;
+        let mut winners = vec![(0, FRESH); 2 * k];
+        for (i, w) in winners[k..].iter_mut().enumerate() {
+            *w = (i, if head(i).is_some() { FRESH } else { EXHAUSTED });
         }
         let mut nodes = vec![0; k];
+        let mut codes = vec![EXHAUSTED; k];
         for n in (1..k).rev() {
-            let (a, b) = (winners[2 * n], winners[2 * n + 1]);
-            let (win, lose) = if first(&head, a, b) { (a, b) } else { (b, a) };
+            let (win, lose) = play(&head, winners[2 * n], winners[2 * n + 1]);
             winners[n] = win;
-            nodes[n] = lose;
+            (nodes[n], codes[n]) = lose;
         }
         if k > 0 {
-            nodes[0] = winners[1];
+            (nodes[0], codes[0]) = winners[1];
         }
-        Tournament { nodes }
+        Tournament { nodes, codes }
     }
 
     /// The source whose current key comes first; `None` without sources.
@@ -465,29 +527,59 @@ impl Tournament {
         self.nodes.first().copied()
     }
 
-    /// Plays the winner's path again after its source moved on.
-    pub(crate) fn replay<'k>(&mut self, head: impl Fn(usize) -> Option<&'k [u8]>) {
+    /// Whether the winner's key equals the previous winner's (a key two
+    /// sources hold). Never for the first winner.
+    pub(crate) fn repeats(&self) -> bool {
+        self.codes.first() == Some(&REPEAT)
+    }
+
+    /// Plays the winner's path again after its source moved on to a key
+    /// sharing `shared` leading bytes with its previous one (exactly: the
+    /// codes depend on it; ignored when the source is exhausted).
+    pub(crate) fn replay<'k>(&mut self, shared: usize, head: impl Fn(usize) -> Option<&'k [u8]>) {
         let k = self.nodes.len();
         let Some(&winner) = self.nodes.first() else { return };
-        let (mut cur, mut n) = (winner, (winner + k) / 2);
+        let mut cur = (winner, next_code(head(winner), shared));
+        let mut n = (winner + k) / 2;
         while n >= 1 {
-            if first(&head, self.nodes[n], cur) {
-                std::mem::swap(&mut self.nodes[n], &mut cur);
-            }
+            let (win, lose) = play(&head, cur, (self.nodes[n], self.codes[n]));
+            (self.nodes[n], self.codes[n]) = lose;
+            cur = win;
             n /= 2;
         }
-        self.nodes[0] = cur;
+        (self.nodes[0], self.codes[0]) = cur;
     }
 }
 
-/// Whether source `a`'s current key comes before source `b`'s (see
-/// [`Tournament`]: exhausted sources last, ties to the lower index).
-fn first<'k>(head: &impl Fn(usize) -> Option<&'k [u8]>, a: usize, b: usize) -> bool {
-    match (head(a), head(b)) {
-        (Some(x), Some(y)) => (x, a) < (y, b),
-        (Some(_), None) => true,
-        (None, Some(_)) => false,
-        (None, None) => a < b,
+/// One match between two (source, code) entries coded against the same key
+/// (or both fresh): (winner, loser), the loser coded against the winner.
+fn play<'k>(
+    head: &impl Fn(usize) -> Option<&'k [u8]>,
+    a: (usize, u64),
+    b: (usize, u64),
+) -> ((usize, u64), (usize, u64)) {
+    let lower_first = |x: (usize, u64), y: (usize, u64)| if x.0 < y.0 { (x, y) } else { (y, x) };
+    if a.1 != b.1 {
+        return if a.1 < b.1 { (a, b) } else { (b, a) };
+    }
+    if a.1 == REPEAT || a.1 == EXHAUSTED {
+        return lower_first(a, b);
+    }
+    let (Some(x), Some(y)) = (head(a.0), head(b.0)) else {
+        // Live sources have keys; fall back to the index if not.
+        return lower_first(a, b);
+    };
+    let from = if a.1 == FRESH { 0 } else { offset_of(a.1) };
+    let at = from + shared_prefix(&x[from.min(x.len())..], &y[from.min(y.len())..]);
+    match (x.get(at), y.get(at)) {
+        (None, None) => {
+            let (win, lose) = lower_first(a, b);
+            (win, (lose.0, REPEAT))
+        }
+        (None, Some(&yb)) => (a, (b.0, code(at, yb))),
+        (Some(&xb), None) => (b, (a.0, code(at, xb))),
+        (Some(&xb), Some(&yb)) if xb < yb => (a, (b.0, code(at, yb))),
+        (Some(&xb), Some(_)) => (b, (a.0, code(at, xb))),
     }
 }
 
@@ -503,15 +595,14 @@ fn merge_in_memory<'k>(
     let mut pos = vec![0usize; runs.len()];
     let head = |pos: &[usize], i: usize| runs[i].get(pos[i]).map(&key);
     let mut game = Tournament::new(runs.len(), |i| head(&pos, i));
-    let mut last: Option<&[u8]> = None;
     while let Some(top) = game.winner() {
         let Some(k) = head(&pos, top) else { break };
-        if last != Some(k) {
+        if !game.repeats() {
             f(k)?;
-            last = Some(k);
         }
         pos[top] += 1;
-        game.replay(|i| head(&pos, i));
+        let shared = head(&pos, top).map_or(0, |next| shared_prefix(k, next));
+        game.replay(shared, |i| head(&pos, i));
     }
     Ok(())
 }
@@ -617,6 +708,20 @@ mod tests {
     }
 
     use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        /// The word-at-a-time count agrees with counting byte by byte, for
+        /// prefixes that end inside, at and across 8-byte words.
+        #[test]
+        fn shared_prefix_counts_the_common_leading_bytes(
+            a in proptest::collection::vec(0u8..2, 0..40),
+            b in proptest::collection::vec(0u8..2, 0..40),
+        ) {
+            let by_byte = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+            proptest::prop_assert_eq!(shared_prefix(&a, &b), by_byte);
+            proptest::prop_assert_eq!(shared_prefix(&a, &a), a.len());
+        }
+    }
 
     proptest::proptest! {
         /// The tournament merges any number of runs (none, one, a power of

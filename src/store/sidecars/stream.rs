@@ -33,7 +33,7 @@ use rustc_hash::FxHashMap;
 use crate::format::po_presence::pair;
 use crate::format::{dict, p_offsets, po_presence, presence, s_offsets};
 use crate::store::sidecars::SUFFIXES;
-use crate::store::sort::Tournament;
+use crate::store::sort::{shared_prefix, Tournament};
 
 const BUF: usize = 1 << 20;
 
@@ -505,6 +505,13 @@ fn scratch(path: &Path) -> io::Result<File> {
 #[derive(Default)]
 struct Interner {
     map: FxHashMap<Box<[u8]>, u32>,
+    /// The predicate or graph interned last and its id: rows come in SPOG
+    /// order, so a subject's rows repeat their predicate and graph, and
+    /// comparing with the last token costs less than hashing it. (Objects
+    /// rarely repeat their neighbour; copying each one would cost more.)
+    /// Cleared when an epoch is spilled: ids start again in the next.
+    last: Option<u32>,
+    last_token: Vec<u8>,
     /// Bytes the map holds, as estimated with [`ENTRY_OVERHEAD`].
     held: usize,
     /// Spilled epochs: their run file, id count and first row.
@@ -527,6 +534,22 @@ impl Interner {
     }
 
     fn id(&mut self, token: &[u8]) -> u32 {
+        if self.column == 2 {
+            return self.lookup(token);
+        }
+        match self.last {
+            Some(id) if self.last_token == token => id,
+            _ => {
+                let id = self.lookup(token);
+                self.last_token.clear();
+                self.last_token.extend_from_slice(token);
+                self.last = Some(id);
+                id
+            }
+        }
+    }
+
+    fn lookup(&mut self, token: &[u8]) -> u32 {
         if let Some(&id) = self.map.get(token) {
             return id;
         }
@@ -541,6 +564,7 @@ impl Interner {
         let mut entries: Vec<(Box<[u8]>, u32)> = std::mem::take(&mut self.map).into_iter().collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         self.held = 0;
+        self.last = None;
         entries
     }
 
@@ -624,21 +648,22 @@ fn merge_runs(
         heads[e].as_ref().map(|(token, _)| &token[..])
     }
     let mut game = Tournament::new(heads.len(), |e| token_of(&heads, e));
-    let mut last: Option<Vec<u8>> = None;
     let mut rank: u32 = 0;
+    let mut any = false;
     while let Some(e) = game.winner() {
         let Some((token, id)) = heads[e].take() else { break };
-        if last.as_deref() != Some(&token[..]) {
-            if last.is_some() {
+        if !game.repeats() {
+            if any {
                 rank += 1;
             }
             emit(&token)?;
-            last = Some(token);
+            any = true;
         }
         tables[e].0.write_all(&id.to_le_bytes())?;
         tables[e].0.write_all(&rank.to_le_bytes())?;
         heads[e] = read_entry(&mut readers[e])?;
-        game.replay(|e| token_of(&heads, e));
+        let shared = token_of(&heads, e).map_or(0, |next| shared_prefix(&token, next));
+        game.replay(shared, |e| token_of(&heads, e));
     }
     let mut files = Vec::with_capacity(epochs.len());
     for ((mut w, path), epoch) in tables.into_iter().zip(epochs) {
