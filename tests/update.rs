@@ -483,3 +483,36 @@ fn logged_inserts_of_base_quads_are_seen_once() {
     let named = "SELECT (COUNT(*) AS ?n) { GRAPH <https://example.org/graph/people> { ?s ?p ?o } }";
     assert_eq!(count(&chunk, named), (3 + 3).to_string());
 }
+
+/// Within one request, a quad the base holds that an operation inserts (or
+/// deletes and inserts again) is seen once by the operations after it.
+#[test]
+fn within_a_request_a_reinserted_base_quad_is_seen_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let alice = "GRAPH <https://example.org/graph/people> { <https://example.org/alice> <https://example.org/name> \"Alice\" }";
+    let count_into = |name: &str| {
+        format!(
+            "INSERT {{ GRAPH <https://example.org/graph/counts> {{ <https://example.org/{name}> <https://example.org/n> ?n }} }} \
+             WHERE {{ SELECT (COUNT(*) AS ?n) {{ GRAPH <https://example.org/graph/people> \
+             {{ <https://example.org/alice> <https://example.org/name> ?o }} }} }}"
+        )
+    };
+    let request = format!(
+        "INSERT DATA {{ {alice} }} ; {} ; DELETE DATA {{ {alice} }} ; INSERT DATA {{ {alice} }} ; {}",
+        count_into("inserted"),
+        count_into("reinserted")
+    );
+    ok(&update(&chunk, &[&request]));
+    let n = |name: &str| {
+        count(
+            &chunk,
+            &format!(
+                "SELECT ?n {{ GRAPH <https://example.org/graph/counts> {{ <https://example.org/{name}> <https://example.org/n> ?n }} }}"
+            ),
+        )
+    };
+    assert_eq!(n("inserted"), "1");
+    assert_eq!(n("reinserted"), "1");
+    assert_eq!(count(&chunk, ALL), (5 + 2).to_string());
+}

@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use crate::format::deltalog::{self, Entry, StopReason};
 use crate::format::term::{self, Escaping, Term};
 use crate::store::log::{is_visible, Log};
-use crate::store::read::{ColumnCache, Pattern};
+use crate::store::read::{ColumnCache, DictLookup, Pattern};
 use crate::store::versions::open::Store;
 use crate::store::StoreError;
 
@@ -201,25 +201,32 @@ fn base_has(store: &Store, cache: &ColumnCache, k: &Key) -> Result<bool, StoreEr
 struct BaseProbe<'s> {
     store: &'s Store,
     cache: &'s ColumnCache,
-    /// Whether the predicate's (graph's) dictionary holds the token.
-    known: [FxHashMap<String, bool>; 2],
+    /// What the predicate's (graph's) dictionary says of each token asked.
+    ids: [FxHashMap<String, DictLookup>; 2],
     subject_hint: u64,
 }
 
 impl<'s> BaseProbe<'s> {
     fn new(store: &'s Store, cache: &'s ColumnCache) -> Self {
-        BaseProbe { store, cache, known: Default::default(), subject_hint: 0 }
+        BaseProbe { store, cache, ids: Default::default(), subject_hint: 0 }
     }
 
     fn has(&mut self, k: &Key) -> Result<bool, StoreError> {
         if self.store.base.num_rows() == 0 {
             return Ok(false);
         }
-        if !self.known_term(1, 3, &k[3])? || !self.known_term(0, 1, &k[1])? {
+        let (g, p) = (self.dict_id(1, 3, &k[3])?, self.dict_id(0, 1, &k[1])?);
+        if g == DictLookup::Absent || p == DictLookup::Absent {
             return Ok(false);
         }
         let tokens = [&k[0], &k[1], &k[2], &k[3]].map(String::as_str);
-        match self.store.holds_by_subject(tokens, &mut self.subject_hint, self.cache)? {
+        let by_subject = match (p, g) {
+            (DictLookup::Id(p), DictLookup::Id(g)) => {
+                self.store.holds_by_subject(tokens, [p, g], &mut self.subject_hint, self.cache)?
+            }
+            _ => None,
+        };
+        match by_subject {
             Some(held) => Ok(held),
             None if self.store.dict_may_hold(0, &k[0], &mut self.subject_hint)? => {
                 base_has(self.store, self.cache, k)
@@ -228,15 +235,14 @@ impl<'s> BaseProbe<'s> {
         }
     }
 
-    /// Whether column `col`'s dictionary may hold `token`, remembered in
-    /// `known[slot]`.
-    fn known_term(&mut self, slot: usize, col: usize, token: &str) -> Result<bool, StoreError> {
-        if let Some(&known) = self.known[slot].get(token) {
-            return Ok(known);
+    /// What column `col`'s dictionary says of `token`, remembered in `ids[slot]`.
+    fn dict_id(&mut self, slot: usize, col: usize, token: &str) -> Result<DictLookup, StoreError> {
+        if let Some(&said) = self.ids[slot].get(token) {
+            return Ok(said);
         }
-        let known = self.store.dict_may_hold(col, token, &mut 0)?;
-        self.known[slot].insert(token.to_string(), known);
-        Ok(known)
+        let said = self.store.dict_id(col, token)?;
+        self.ids[slot].insert(token.to_string(), said);
+        Ok(said)
     }
 }
 
@@ -280,13 +286,21 @@ impl Overlay {
     /// Folds one more entry in, as a writer does with the entries of the
     /// request it is building (so later operations see earlier ones).
     pub fn apply_entry(&mut self, e: &Entry, store: &Store, cache: &ColumnCache) -> Result<(), StoreError> {
-        self.apply(e.clone());
-        if let Entry::Add(q) = e {
-            let key = key_of(q);
-            let g = self.graphs.get_mut(&key[3]).expect("apply created the graph");
-            if !g.cleared && base_has(store, cache, &key)? {
-                g.unadd(&key);
-            }
+        let Entry::Add(q) = e else {
+            self.apply(e.clone());
+            return Ok(());
+        };
+        let key = key_of(q);
+        // A quad the base holds (in a graph not cleared) is seen through
+        // the base: it is no longer removed, and not added.
+        let cleared = self.graphs.get(&key[3]).is_some_and(|g| g.cleared);
+        let in_base = !cleared && BaseProbe::new(store, cache).has(&key)?;
+        let g = self.graph(&key[3]);
+        if in_base {
+            g.removed.remove(&key);
+            g.unadd(&key);
+        } else {
+            g.add(key);
         }
         Ok(())
     }

@@ -131,6 +131,17 @@ const POSTINGS: usize = 4;
 /// those cells read, not whole columns.
 const SPARSE: usize = 32;
 
+/// What a dictionary sidecar says of a token ([`Store::dict_id`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DictLookup {
+    /// The token's id (its rank in the dictionary).
+    Id(u32),
+    /// The dictionary lacks the token, so no row of the base has it.
+    Absent,
+    /// The version has no such dictionary: it cannot say.
+    NoDictionary,
+}
+
 /// Decoded columns, least recently used evicted first, bounded in bytes.
 ///
 /// With dictionaries a column is cached as u32 dictionary ids (4 bytes a
@@ -678,18 +689,30 @@ impl Store {
         }
     }
 
+    /// A token's id in column `col`'s dictionary sidecar.
+    pub fn dict_id(&self, col: usize, token: &str) -> Result<DictLookup, StoreError> {
+        Ok(match self.sidecars.dict(col) {
+            Some(d) => d.find(token.as_bytes())?.map_or(DictLookup::Absent, DictLookup::Id),
+            None => DictLookup::NoDictionary,
+        })
+    }
+
     /// Whether the base holds the quad whose canonical tokens are `k` (s, p,
     /// o, g; `DEFAULT` for the default graph), from its subject's rows
     /// (`.s.offsets`) and those row groups' p, o and g ids, decoded whole
-    /// through `cache`. Asked for many quads in subject order (a fold's
-    /// added quads), each row group is decoded once, where a scan per quad
-    /// read its subject's pages again for each. `hint` is the subject
+    /// through `cache`. `p` and `g` are the ids [`Self::dict_id`] gave for
+    /// `k[1]` and `k[3]` (a fold asks about many quads with the same few
+    /// predicates and graphs, and looking them up again for each was a tenth
+    /// of a fold). Asked for many quads in subject order (a fold's added
+    /// quads), each row group is decoded once, where a scan per quad read
+    /// its subject's pages again for each. `hint` is the subject
     /// dictionary's [`DictMap::find_near`] position. `None` when the
     /// sidecars cannot answer so (not proven built from this base, or one
     /// missing): the caller scans instead.
     pub fn holds_by_subject(
         &self,
         k: [&str; 4],
+        [p, g]: [u32; 2],
         hint: &mut u64,
         cache: &ColumnCache,
     ) -> Result<Option<bool>, StoreError> {
@@ -706,9 +729,6 @@ impl Store {
         // Subjects, predicates and graphs are spelled alike by every
         // producer; a literal object may have several spellings.
         let Some(s) = ds.find_near(k[0].as_bytes(), hint)? else { return Ok(Some(false)) };
-        let (Some(p), Some(g)) = (dp.find(k[1].as_bytes())?, dg.find(k[3].as_bytes())?) else {
-            return Ok(Some(false));
-        };
         let mut objects = Vec::new();
         for t in token_variants(&o) {
             objects.extend(dob.find(t.as_bytes())?);
