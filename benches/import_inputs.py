@@ -69,7 +69,11 @@ def distinct_ours(text):
 
 
 def rows_theirs(python, path):
-    code = f"import duckdb; print(duckdb.sql(\"SELECT count(*) FROM (SELECT DISTINCT * FROM read_parquet('{path}'))\").fetchone()[0])"
+    # DuckDB draws a progress bar on stdout for long queries (10M rows): off.
+    code = (
+        "import duckdb; c = duckdb.connect(); c.execute('SET enable_progress_bar = false'); "
+        f"print(c.sql(\"SELECT count(*) FROM (SELECT DISTINCT * FROM read_parquet('{path}'))\").fetchone()[0])"
+    )
     return int(subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout)
 
 
