@@ -219,10 +219,10 @@ impl<'s> BaseProbe<'s> {
         if g == DictLookup::Absent || p == DictLookup::Absent {
             return Ok(false);
         }
-        let tokens = [&k[0], &k[1], &k[2], &k[3]].map(String::as_str);
         let by_subject = match (p, g) {
             (DictLookup::Id(p), DictLookup::Id(g)) => {
-                self.store.holds_by_subject(tokens, [p, g], &mut self.subject_hint, self.cache)?
+                let (s, o) = (k[0].as_str(), k[2].as_str());
+                self.store.holds_by_subject([s, o], [p, g], &mut self.subject_hint, self.cache)?
             }
             _ => None,
         };

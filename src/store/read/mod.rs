@@ -697,13 +697,12 @@ impl Store {
         })
     }
 
-    /// Whether the base holds the quad whose canonical tokens are `k` (s, p,
-    /// o, g; `DEFAULT` for the default graph), from its subject's rows
-    /// (`.s.offsets`) and those row groups' p, o and g ids, decoded whole
-    /// through `cache`. `p` and `g` are the ids [`Self::dict_id`] gave for
-    /// `k[1]` and `k[3]` (a fold asks about many quads with the same few
-    /// predicates and graphs, and looking them up again for each was a tenth
-    /// of a fold). Asked for many quads in subject order (a fold's added
+    /// Whether the base holds the quad of canonical subject and object
+    /// tokens `s` and `o` and of predicate and graph ids `p` and `g` (as
+    /// [`Self::dict_id`] gave them: a fold asks about many quads with the
+    /// same few predicates and graphs, and looking them up again for each
+    /// was a tenth of a fold), from its subject's rows (`.s.offsets`) and
+    /// those row groups' p, o and g ids, decoded whole through `cache`. Asked for many quads in subject order (a fold's added
     /// quads), each row group is decoded once, where a scan per quad read
     /// its subject's pages again for each. `hint` is the subject
     /// dictionary's [`DictMap::find_near`] position. `None` when the
@@ -711,7 +710,7 @@ impl Store {
     /// missing): the caller scans instead.
     pub fn holds_by_subject(
         &self,
-        k: [&str; 4],
+        [s_token, o_token]: [&str; 2],
         [p, g]: [u32; 2],
         hint: &mut u64,
         cache: &ColumnCache,
@@ -725,10 +724,10 @@ impl Store {
         else {
             return Ok(None);
         };
-        let Ok(o) = crate::format::term::parse_token(k[2]) else { return Ok(None) };
+        let Ok(o) = crate::format::term::parse_token(o_token) else { return Ok(None) };
         // Subjects, predicates and graphs are spelled alike by every
         // producer; a literal object may have several spellings.
-        let Some(s) = ds.find_near(k[0].as_bytes(), hint)? else { return Ok(Some(false)) };
+        let Some(s) = ds.find_near(s_token.as_bytes(), hint)? else { return Ok(Some(false)) };
         let mut objects = Vec::new();
         for t in token_variants(&o) {
             objects.extend(dob.find(t.as_bytes())?);

@@ -501,6 +501,9 @@ fn scratch(path: &Path) -> io::Result<File> {
     std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)
 }
 
+/// The object column's number among s p o g.
+const OBJECTS: usize = 2;
+
 /// Temporary ids of one column (p, o or g), in epochs; see the module banner.
 #[derive(Default)]
 struct Interner {
@@ -534,7 +537,7 @@ impl Interner {
     }
 
     fn id(&mut self, token: &[u8]) -> u32 {
-        if self.column == 2 {
+        if self.column == OBJECTS {
             return self.lookup(token);
         }
         match self.last {
