@@ -124,6 +124,7 @@ def main():
     WARM_UP = not args.no_warm_up
     corpus = os.path.join(args.work, "corpus")
     export = os.path.join(args.work, "export")
+    os.makedirs(args.work, exist_ok=True)
     if not os.path.isdir(corpus):
         build(args, corpus)
     if args.build_only:

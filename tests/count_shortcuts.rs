@@ -145,11 +145,31 @@ fn check(snap: &Snapshot, pat: [(u8, u16); 4]) {
     assert_eq!(q.try_count().unwrap(), want.len(), "count of {pat:?}");
 }
 
-/// The SPARQL `COUNT(*)` of a triple pattern, answered with the shortcut
-/// and by full evaluation, union default graph on and off.
-fn check_sparql(snap: &Snapshot, pat: [(u8, u16); 4]) {
-    // Terms that fit their position, so most counts are not zero; half the
-    // positions are variables.
+/// The SPARQL `COUNT(*)` of a triple pattern, and of a `UNION` of it and
+/// `other`, answered with the shortcut and by full evaluation, union default
+/// graph on and off; returns how many answers the shortcut gave.
+fn check_sparql(snap: &Snapshot, pat: [(u8, u16); 4], other: [(u8, u16); 4]) -> usize {
+    let one = format!("SELECT (COUNT(*) AS ?n) WHERE {{ {} }}", sparql_body(pat));
+    let union = format!(
+        "SELECT (COUNT(*) AS ?n) WHERE {{ {{ {} }} UNION {{ {} }} }}",
+        sparql_body(pat),
+        sparql_body(other)
+    );
+    let mut by_shortcut = 0;
+    for text in [one, union] {
+        for union in [false, true] {
+            let (quick, how) = tsv_answer_and_how(snap, &text, union, false);
+            assert_eq!(quick, tsv_answer(snap, &text, union, true), "{text} (union default graph: {union})");
+            by_shortcut += usize::from(how);
+        }
+    }
+    by_shortcut
+}
+
+/// One triple pattern, in the default graph or under `GRAPH`: terms that fit
+/// their position, so most counts are not zero; half the positions are
+/// variables.
+fn sparql_body(pat: [(u8, u16); 4]) -> String {
     let slot = |(kind, n): (u8, u16), col: usize, var: &str| match (kind % 2, col, n % 3) {
         (0, ..) => format!("?{var}"),
         (_, 1, _) => format!("<http://x/p{}>", n % 6),
@@ -157,15 +177,10 @@ fn check_sparql(snap: &Snapshot, pat: [(u8, u16); 4]) {
         _ => format!("\"v{}\"", n % 55),
     };
     let triple = format!("{} {} {}", slot(pat[0], 0, "s"), slot(pat[1], 1, "p"), slot(pat[2], 2, "o"));
-    let body = match pat[3].0 % 3 {
+    match pat[3].0 % 3 {
         0 => triple,
         1 => format!("GRAPH ?g {{ {triple} }}"),
         _ => format!("GRAPH <http://x/g{}> {{ {triple} }}", pat[3].1 % 4),
-    };
-    let text = format!("SELECT (COUNT(*) AS ?n) WHERE {{ {body} }}");
-    for union in [false, true] {
-        let answer = |no_shortcuts| tsv_answer(snap, &text, union, no_shortcuts);
-        assert_eq!(answer(false), answer(true), "{text} (union default graph: {union})");
     }
 }
 
@@ -199,13 +214,17 @@ fn counts_and_rows_equal_a_brute_force_filter_with_and_without_a_delta() {
         let snap = Snapshot::open(&chunk, 1 << 20).unwrap();
         assert!(snap.store.base.num_row_groups() > 20);
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(300));
+        let by_shortcut = std::cell::Cell::new(0);
         runner
-            .run(&pattern(), |pat| {
+            .run(&(pattern(), pattern()), |(pat, other)| {
                 check(&snap, pat);
-                check_sparql(&snap, pat);
+                by_shortcut.set(by_shortcut.get() + check_sparql(&snap, pat, other));
                 Ok(())
             })
             .unwrap();
+        // Every shape above is one the shortcut answers (each variable
+        // occurs once in a pattern).
+        assert_eq!(by_shortcut.get(), 4 * 300, "answers the shortcut gave");
     }
 }
 
@@ -223,6 +242,9 @@ fn distinct_predicates_and_graphs_equal_full_evaluation() {
         "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }",
         "SELECT DISTINCT ?p WHERE { GRAPH <http://x/g1> { ?s ?p ?o } }",
         "SELECT DISTINCT ?p WHERE { ?s ?p ?p }",
+        "SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE { ?s ?p ?o }",
+        "SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "SELECT (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?p WHERE { GRAPH ?g { ?s ?p ?o } } }",
     ];
     let layouts = [
         (Layout::Mixed, false),

@@ -229,8 +229,9 @@ fn shortcut(
         return Ok(None);
     }
     if let Some(count) = count_of(query) {
-        let n = count.count(dataset).map_err(QueryError::Store)?;
-        return Ok(Some(count.solution(n).into()));
+        if let Some(n) = count.count(dataset).map_err(QueryError::Store)? {
+            return Ok(Some(count.solution(n).into()));
+        }
     }
     if let Some(distinct) = distinct_of(query) {
         if let Some(values) = distinct.values(dataset).map_err(QueryError::Store)? {

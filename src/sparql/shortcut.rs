@@ -8,7 +8,11 @@
 //! only bound columns, or nothing when a sidecar already holds the rows).
 //! The shape is matched exactly (no FROM, no repeated variable, no other
 //! aggregate or grouping), and the same dataset call a plain evaluation
-//! makes is counted, union default graph included.
+//! makes is counted, union default graph included. A `UNION` of such
+//! patterns counts as the sum of its branches (a union keeps every solution
+//! of each side), and a count of distinct predicates or graphs
+//! (`COUNT(DISTINCT ?p)`, or `COUNT(*)` over a `SELECT DISTINCT ?p`
+//! sub-select) is the number of values the next shortcut finds.
 //!
 //! `SELECT DISTINCT ?p WHERE { ?s ?p ?o }` (and `?g` under `GRAPH ?g`) is
 //! the predicate (graph) dictionary, each token kept when `.presence` shows
@@ -24,7 +28,7 @@
 use std::sync::Arc;
 
 use oxrdf::{Literal, Term, Variable};
-use spargebra::algebra::{AggregateExpression, Expression, GraphPattern};
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, GraphPattern};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::Query;
 
@@ -35,15 +39,24 @@ use crate::store::StoreError;
 use crate::view::terms::{from_token, Tok};
 use crate::view::{Graphs, View};
 
-/// A `COUNT(*)` of one triple pattern, bound to `var`.
+/// A count the read path answers, bound to `var`.
 pub struct CountOf {
     pub var: Variable,
-    triple: TriplePattern,
-    /// `None`: the default graph; else the `GRAPH` clause's name.
-    graph: Option<NamedNodePattern>,
+    counted: Counted,
 }
 
-/// The query's shape, when it is exactly a count of one triple pattern.
+/// What is counted.
+enum Counted {
+    /// The matches of one triple pattern; `graph`: `None` for the default
+    /// graph, else the `GRAPH` clause's name.
+    Pattern { triple: TriplePattern, graph: Option<NamedNodePattern> },
+    /// Every solution of both sides.
+    Union(Box<Counted>, Box<Counted>),
+    /// The distinct predicates or graphs of a pattern.
+    Distinct(DistinctOf),
+}
+
+/// The query's shape, when it is exactly a count of what [`Counted`] says.
 pub fn count_of(query: &Query) -> Option<CountOf> {
     let Query::Select { dataset: None, pattern, .. } = query else { return None };
     let GraphPattern::Project { inner, variables } = pattern else { return None };
@@ -52,23 +65,42 @@ pub fn count_of(query: &Query) -> Option<CountOf> {
         return None;
     };
     let GraphPattern::Group { inner, variables: keys, aggregates } = &**inner else { return None };
-    let [(counted, AggregateExpression::CountSolutions { distinct: false })] = aggregates.as_slice() else {
-        return None;
-    };
+    let [(counted, aggregate)] = aggregates.as_slice() else { return None };
     if variable != out || counted != agg || !keys.is_empty() {
         return None;
     }
-    let (graph, bgp) = match &**inner {
-        GraphPattern::Graph { name, inner } => (Some(name.clone()), &**inner),
-        other => (None, other),
+    let counted = match aggregate {
+        AggregateExpression::CountSolutions { distinct: false } => solutions_of(inner, None)?,
+        AggregateExpression::FunctionCall {
+            name: AggregateFunction::Count,
+            expr: Expression::Variable(v),
+            distinct: true,
+        } => Counted::Distinct(distinct_values_of(inner, v)?),
+        _ => return None,
     };
-    let GraphPattern::Bgp { patterns } = bgp else { return None };
-    let [triple] = patterns.as_slice() else { return None };
-    distinct_variables(triple, graph.as_ref()).then(|| CountOf {
-        var: out.clone(),
-        triple: triple.clone(),
-        graph,
-    })
+    Some(CountOf { var: out.clone(), counted })
+}
+
+/// The solutions of `pattern` as something countable; `graph`: the
+/// enclosing `GRAPH` clause's name.
+fn solutions_of(pattern: &GraphPattern, graph: Option<&NamedNodePattern>) -> Option<Counted> {
+    match pattern {
+        GraphPattern::Graph { name, inner } if graph.is_none() => solutions_of(inner, Some(name)),
+        GraphPattern::Union { left, right } => {
+            Some(Counted::Union(Box::new(solutions_of(left, graph)?), Box::new(solutions_of(right, graph)?)))
+        }
+        GraphPattern::Bgp { patterns } => {
+            let [triple] = patterns.as_slice() else { return None };
+            distinct_variables(triple, graph)
+                .then(|| Counted::Pattern { triple: triple.clone(), graph: graph.cloned() })
+        }
+        GraphPattern::Distinct { inner } if graph.is_none() => {
+            let GraphPattern::Project { inner, variables } = &**inner else { return None };
+            let [var] = variables.as_slice() else { return None };
+            Some(Counted::Distinct(distinct_values_of(inner, var)?))
+        }
+        _ => None,
+    }
 }
 
 /// Every variable and blank node occurs once: a repeated one is a join
@@ -103,26 +135,10 @@ fn distinct_variables(t: &TriplePattern, graph: Option<&NamedNodePattern>) -> bo
 }
 
 impl CountOf {
-    /// The count, through the dataset a plain evaluation would read.
-    pub fn count(&self, dataset: &StoreDataset) -> Result<usize, StoreError> {
-        let bound = |p: &TermPattern| match p {
-            TermPattern::NamedNode(n) => Some(Tok::from_term(&Term::NamedNode(n.clone()))),
-            TermPattern::Literal(l) => Some(Tok::from_term(&Term::Literal(l.clone()))),
-            _ => None,
-        };
-        let named = |p: &NamedNodePattern| match p {
-            NamedNodePattern::NamedNode(n) => Some(Tok::from_term(&Term::NamedNode(n.clone()))),
-            NamedNodePattern::Variable(_) => None,
-        };
-        let (s, p, o) =
-            (bound(&self.triple.subject), named(&self.triple.predicate), bound(&self.triple.object));
-        let g = self.graph.as_ref().and_then(named);
-        let graph = match &self.graph {
-            None => Some(None),
-            Some(NamedNodePattern::Variable(_)) => None,
-            Some(NamedNodePattern::NamedNode(_)) => Some(g.as_ref()),
-        };
-        dataset.count(s.as_ref(), p.as_ref(), o.as_ref(), graph)
+    /// The count, through the dataset a plain evaluation would read; `None`
+    /// when the sidecars cannot say (the query is then evaluated).
+    pub fn count(&self, dataset: &StoreDataset) -> Result<Option<usize>, StoreError> {
+        self.counted.count(dataset)
     }
 
     /// The one solution: `?var` = the count as an `xsd:integer`.
@@ -131,6 +147,44 @@ impl CountOf {
         let value = Term::Literal(Literal::from(n as i64));
         spareval::QuerySolutionIter::from_tuples(vars, std::iter::once(Ok(vec![Some(value)])))
     }
+}
+
+impl Counted {
+    fn count(&self, dataset: &StoreDataset) -> Result<Option<usize>, StoreError> {
+        match self {
+            Counted::Pattern { triple, graph } => pattern_count(triple, graph.as_ref(), dataset).map(Some),
+            Counted::Union(left, right) => {
+                let Some(l) = left.count(dataset)? else { return Ok(None) };
+                Ok(right.count(dataset)?.map(|r| l + r))
+            }
+            Counted::Distinct(d) => Ok(d.values(dataset)?.map(|v| v.len())),
+        }
+    }
+}
+
+/// The matches of one triple pattern.
+fn pattern_count(
+    triple: &TriplePattern,
+    graph: Option<&NamedNodePattern>,
+    dataset: &StoreDataset,
+) -> Result<usize, StoreError> {
+    let bound = |p: &TermPattern| match p {
+        TermPattern::NamedNode(n) => Some(Tok::from_term(&Term::NamedNode(n.clone()))),
+        TermPattern::Literal(l) => Some(Tok::from_term(&Term::Literal(l.clone()))),
+        _ => None,
+    };
+    let named = |p: &NamedNodePattern| match p {
+        NamedNodePattern::NamedNode(n) => Some(Tok::from_term(&Term::NamedNode(n.clone()))),
+        NamedNodePattern::Variable(_) => None,
+    };
+    let (s, p, o) = (bound(&triple.subject), named(&triple.predicate), bound(&triple.object));
+    let g = graph.and_then(named);
+    let graph = match graph {
+        None => Some(None),
+        Some(NamedNodePattern::Variable(_)) => None,
+        Some(NamedNodePattern::NamedNode(_)) => Some(g.as_ref()),
+    };
+    dataset.count(s.as_ref(), p.as_ref(), o.as_ref(), graph)
 }
 
 /// `SELECT DISTINCT ?v WHERE { … }` over one pattern of distinct variables,
@@ -151,7 +205,14 @@ pub fn distinct_of(query: &Query) -> Option<DistinctOf> {
     };
     let GraphPattern::Project { inner, variables } = &**inner else { return None };
     let [var] = variables.as_slice() else { return None };
-    let (graph, bgp) = match &**inner {
+    distinct_values_of(inner, var)
+}
+
+/// The distinct values of `var` in `pattern`, when `pattern` is one triple
+/// pattern of distinct variables (optionally inside `GRAPH ?g`) and `var`
+/// its predicate or graph.
+fn distinct_values_of(pattern: &GraphPattern, var: &Variable) -> Option<DistinctOf> {
+    let (graph, bgp) = match pattern {
         GraphPattern::Graph { name, inner } => (Some(name), &**inner),
         other => (None, other),
     };
