@@ -33,6 +33,8 @@ enum Layout {
     Mixed,
     NamedOnly,
     DefaultOnly,
+    /// Sixty named graphs, each in every row group.
+    ManyGraphs,
 }
 
 fn store(dir: &std::path::Path, with_delta: bool) -> std::path::PathBuf {
@@ -43,6 +45,7 @@ fn store_in(dir: &std::path::Path, with_delta: bool, layout: Layout) -> std::pat
     let mut text = String::new();
     for i in 0..3000 {
         let g = match (layout, i % 3) {
+            (Layout::ManyGraphs, _) => format!(" <http://x/g{}>", i % 60),
             (Layout::DefaultOnly, _) | (Layout::Mixed, 0) => String::new(),
             (Layout::NamedOnly, 0) => " <http://x/g3>".to_string(),
             (_, k) => format!(" <http://x/g{k}>"),
@@ -245,6 +248,9 @@ fn distinct_predicates_and_graphs_equal_full_evaluation() {
         "SELECT (COUNT(DISTINCT ?p) AS ?n) WHERE { ?s ?p ?o }",
         "SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }",
         "SELECT (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?p WHERE { GRAPH ?g { ?s ?p ?o } } }",
+        "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p",
+        "SELECT (COUNT(*) AS ?n) ?g WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
+        "SELECT ?p (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?p",
     ];
     let layouts = [
         (Layout::Mixed, false),
@@ -276,4 +282,30 @@ fn distinct_predicates_and_graphs_equal_full_evaluation() {
     }
     assert!(answered >= 20, "most answers are not empty: {answered}");
     assert!(by_shortcut_over_a_delta >= 8, "the shortcut answers over a delta: {by_shortcut_over_a_delta}");
+}
+
+/// A count per graph comes from the sidecars when each row group holds few
+/// graphs, and is evaluated when many graphs share every row group (one
+/// count per graph would read the graph column many times over); the
+/// answer is the same either way. A count per predicate reads the
+/// predicate offsets and is always a shortcut.
+#[test]
+fn counts_per_graph_are_evaluated_when_many_graphs_share_every_row_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let per_graph = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g";
+    let per_predicate = "SELECT ?p (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?p";
+    for (i, (layout, graphs_by_shortcut)) in
+        [(Layout::NamedOnly, true), (Layout::ManyGraphs, false)].into_iter().enumerate()
+    {
+        let chunk = store_in(&dir.path().join(format!("m{i}")), true, layout);
+        let snap = Snapshot::open(&chunk, 1 << 20).unwrap();
+        for (text, by_shortcut) in [(per_graph, graphs_by_shortcut), (per_predicate, true)] {
+            let sorted = |text: String| text.lines().map(String::from).collect::<BTreeSet<_>>();
+            let (quick, how) = tsv_answer_and_how(&snap, text, false, false);
+            let full = tsv_answer(&snap, text, false, true);
+            assert!(sorted(full.clone()).len() > 3, "{text}: {full}");
+            assert_eq!(sorted(quick), sorted(full), "{text} (store {i})");
+            assert_eq!(how, by_shortcut, "{text} (store {i}) answered by the shortcut");
+        }
+    }
 }

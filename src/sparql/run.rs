@@ -224,13 +224,18 @@ fn shortcut(
     dataset: &StoreDataset,
     opts: &QueryOptions,
 ) -> Result<Option<QueryResults<'static>>, QueryError> {
-    use super::shortcut::{count_of, distinct_of};
+    use super::shortcut::{count_of, distinct_of, group_count_of};
     if opts.no_shortcuts || opts.explain {
         return Ok(None);
     }
     if let Some(count) = count_of(query) {
         if let Some(n) = count.count(dataset).map_err(QueryError::Store)? {
             return Ok(Some(count.solution(n).into()));
+        }
+    }
+    if let Some(groups) = group_count_of(query) {
+        if let Some(rows) = groups.rows(dataset).map_err(QueryError::Store)? {
+            return Ok(Some(groups.solutions(rows).into()));
         }
     }
     if let Some(distinct) = distinct_of(query) {

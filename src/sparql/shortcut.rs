@@ -12,7 +12,9 @@
 //! patterns counts as the sum of its branches (a union keeps every solution
 //! of each side), and a count of distinct predicates or graphs
 //! (`COUNT(DISTINCT ?p)`, or `COUNT(*)` over a `SELECT DISTINCT ?p`
-//! sub-select) is the number of values the next shortcut finds.
+//! sub-select) is the number of values the next shortcut finds. A count
+//! per predicate or per graph (`GROUP BY ?p`, `GROUP BY ?g`) is one such
+//! count per value the next shortcut finds.
 //!
 //! `SELECT DISTINCT ?p WHERE { ?s ?p ?o }` (and `?g` under `GRAPH ?g`) is
 //! the predicate (graph) dictionary, each token kept when `.presence` shows
@@ -185,6 +187,125 @@ fn pattern_count(
         Some(NamedNodePattern::NamedNode(_)) => Some(g.as_ref()),
     };
     dataset.count(s.as_ref(), p.as_ref(), o.as_ref(), graph)
+}
+
+/// `SELECT ?v (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?v` (optionally
+/// under `GRAPH ?g`), `?v` the predicate or graph: one count of the pattern
+/// with `?v` bound per value the dictionary shortcut finds.
+pub struct GroupCountOf {
+    key: DistinctOf,
+    counted: Variable,
+    /// The projection's order of `key.var` and `counted`.
+    key_first: bool,
+    triple: TriplePattern,
+    graph: Option<NamedNodePattern>,
+}
+
+/// The query's shape, when it is exactly a count per predicate or per graph
+/// of a pattern of variables alone.
+pub fn group_count_of(query: &Query) -> Option<GroupCountOf> {
+    let Query::Select { dataset: None, pattern: GraphPattern::Project { inner, variables }, .. } = query
+    else {
+        return None;
+    };
+    let GraphPattern::Extend { inner, variable, expression: Expression::Variable(agg) } = &**inner else {
+        return None;
+    };
+    let GraphPattern::Group { inner, variables: keys, aggregates } = &**inner else { return None };
+    let ([key], [(counted, AggregateExpression::CountSolutions { distinct: false })]) =
+        (keys.as_slice(), aggregates.as_slice())
+    else {
+        return None;
+    };
+    let key_first = match variables.as_slice() {
+        [a, b] if a == key && b == variable => true,
+        [a, b] if a == variable && b == key => false,
+        _ => return None,
+    };
+    if counted != agg || key == variable {
+        return None;
+    }
+    let key = distinct_values_of(inner, key)?;
+    let (graph, bgp) = match &**inner {
+        GraphPattern::Graph { name, inner } => (Some(name.clone()), &**inner),
+        other => (None, other),
+    };
+    let GraphPattern::Bgp { patterns } = bgp else { return None };
+    let [triple] = patterns.as_slice() else { return None };
+    Some(GroupCountOf { key, counted: variable.clone(), key_first, triple: triple.clone(), graph })
+}
+
+impl GroupCountOf {
+    /// Each value and its count, or `None` when the sidecars cannot say or a
+    /// value cannot be bound in the pattern (a blank node naming a graph):
+    /// the query is then evaluated.
+    pub fn rows(&self, dataset: &StoreDataset) -> Result<Option<Vec<(Term, usize)>>, StoreError> {
+        if self.key.col == 3 && !graph_counts_are_cheap(dataset)? {
+            return Ok(None);
+        }
+        let Some(values) = self.key.values(dataset)? else { return Ok(None) };
+        if values.len().saturating_mul(dataset.parts.len()) > MAX_GROUP_COUNTS {
+            return Ok(None);
+        }
+        let mut rows = Vec::with_capacity(values.len());
+        for value in values {
+            let Term::NamedNode(node) = &value else { return Ok(None) };
+            let bound = NamedNodePattern::NamedNode(node.clone());
+            let n = match self.key.col {
+                1 => {
+                    let triple = TriplePattern { predicate: bound, ..self.triple.clone() };
+                    pattern_count(&triple, self.graph.as_ref(), dataset)?
+                }
+                _ => pattern_count(&self.triple, Some(&bound), dataset)?,
+            };
+            if n > 0 {
+                rows.push((value, n));
+            }
+        }
+        Ok(Some(rows))
+    }
+
+    pub fn solutions(&self, rows: Vec<(Term, usize)>) -> spareval::QuerySolutionIter<'static> {
+        let (key, counted) = (self.key.var.clone(), self.counted.clone());
+        let key_first = self.key_first;
+        let vars: Arc<[Variable]> =
+            Arc::from(if key_first { vec![key, counted] } else { vec![counted, key] });
+        let tuples = rows.into_iter().map(move |(value, n)| {
+            let n = Term::Literal(Literal::from(n as i64));
+            Ok(if key_first { vec![Some(value), Some(n)] } else { vec![Some(n), Some(value)] })
+        });
+        spareval::QuerySolutionIter::from_tuples(vars, tuples)
+    }
+}
+
+/// Counts a group count may make (values × chunks); past this, evaluating
+/// the query once costs less than asking every chunk about every value.
+const MAX_GROUP_COUNTS: usize = 1 << 20;
+
+/// Whether one count per graph costs clearly less than evaluating the query.
+/// A count with the graph bound reads the graph column of each row group
+/// `.g.presence` shows the graph in: about 0.3–0.5 ms a row group, where
+/// evaluating the pattern costs 60–110 ms a row group. Three thousand graphs
+/// spread over every row group made 400,000 quads cost 3.9 s against 0.45 s
+/// evaluated; LUBM's 24 graphs in a 1M-quad chunk are in 216 of 9 × 24
+/// (graph, row group) pairs, 0.11 s against 0.54 s. The budget: 32 reads a
+/// row group of the chunk, a quarter of an evaluation or less.
+fn graph_counts_are_cheap(dataset: &StoreDataset) -> Result<bool, StoreError> {
+    for part in &dataset.parts {
+        let sc = &part.store.sidecars;
+        let (Some(presence), Some(dict)) = (sc.presence(3), sc.dict(3)) else { return Ok(false) };
+        let budget = 32 * presence.num_rgs as usize + 64;
+        let mut reads = 0usize;
+        for id in 0..dict.len() as u32 {
+            for rg in 0..presence.num_rgs {
+                reads += usize::from(presence.get(rg, id)?);
+            }
+            if reads > budget {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// `SELECT DISTINCT ?v WHERE { … }` over one pattern of distinct variables,
