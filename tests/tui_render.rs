@@ -340,6 +340,37 @@ fn the_query_view_shows_results_from_the_worker() {
     assert_eq!(a.query.history.len(), 1);
 }
 
+/// Counts the query view answers from the sidecars (a count per graph, a
+/// count of a union) equal the same counts evaluated (the shape broken by a
+/// `FILTER(true)`, which no shortcut takes).
+#[test]
+fn the_query_view_counts_like_evaluation() {
+    let (_d, store) = demo_store();
+    let rows = |text: &str| {
+        let mut a = app(&store, false);
+        a.tab = Tab::Query;
+        a.query.text = text.into();
+        act(&mut a, Action::RunQuery);
+        let mut rows = a.query.result.as_ref().expect("a result").rows.clone();
+        rows.sort();
+        rows
+    };
+    for (quick, evaluated) in [
+        (
+            "SELECT ?g (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
+            "SELECT ?g (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o FILTER(true) } } GROUP BY ?g",
+        ),
+        (
+            "SELECT (COUNT(*) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }",
+            "SELECT (COUNT(*) AS ?n) { { ?s ?p ?o FILTER(true) } UNION { GRAPH ?g { ?s ?p ?o } } }",
+        ),
+    ] {
+        let want = rows(evaluated);
+        assert!(!want.is_empty() && want.iter().all(|r| r.iter().all(|c| !c.is_empty())), "{want:?}");
+        assert_eq!(rows(quick), want, "{quick}");
+    }
+}
+
 /// `--memory-limit` reaches the query worker: with 4 KiB (mapped pages
 /// released after every row group, nothing cached) the default query's rows
 /// are those of the default limit.
@@ -623,6 +654,50 @@ fn a_change_seen_by_the_watcher_reloads_versions_log_and_snapshot() {
     assert_eq!(a.log.as_ref().unwrap().count, before + 1);
     let kept_now = a.reads.held().unwrap();
     assert!(!std::sync::Arc::ptr_eq(&kept_before, &kept_now), "the log is folded again ahead of a query");
+}
+
+fn press_ctrl(app: &mut App, c: char) {
+    let ev = ratatui::crossterm::event::Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
+    if let Some(action) = action::from_event(app, ev) {
+        act(app, action);
+    }
+}
+
+/// The query editor and the command line: Ctrl-W kills the word before the
+/// cursor, Ctrl-U the line (then, on an empty line, the break before it);
+/// a Ctrl key neither knows types nothing (Ctrl-U used to type `u`).
+#[test]
+fn ctrl_u_and_ctrl_w_kill_text_and_other_ctrl_keys_type_nothing() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Query;
+    a.query.text = "SELECT * WHERE {\n  ?s ?p ?o }".into();
+    press(&mut a, KeyCode::Char('i'));
+    press_ctrl(&mut a, 'w');
+    assert_eq!(a.query.text, "SELECT * WHERE {\n  ?s ?p ?o ");
+    press_ctrl(&mut a, 'x');
+    press_ctrl(&mut a, 'w');
+    assert_eq!(a.query.text, "SELECT * WHERE {\n  ?s ?p ");
+    press_ctrl(&mut a, 'u');
+    assert_eq!(a.query.text, "SELECT * WHERE {\n");
+    press_ctrl(&mut a, 'u');
+    assert_eq!(a.query.text, "SELECT * WHERE {");
+    press_ctrl(&mut a, 'u');
+    assert_eq!(a.query.text, "");
+    press_ctrl(&mut a, 'w');
+    press(&mut a, KeyCode::Char('A'));
+    assert_eq!((a.query.text.as_str(), a.query.editing), ("A", true));
+
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Char(':'));
+    for c in "open v2".chars() {
+        press(&mut a, KeyCode::Char(c));
+    }
+    press_ctrl(&mut a, 'w');
+    assert_eq!(a.cmdline.as_deref(), Some(":open "));
+    press_ctrl(&mut a, 'k');
+    press_ctrl(&mut a, 'u');
+    assert_eq!(a.cmdline.as_deref(), Some(":"), "the command line stays open with its colon");
 }
 
 /// Each view's keys: the query editor takes `q` as text, the log's Esc

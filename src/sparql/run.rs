@@ -218,8 +218,9 @@ pub fn run_parsed(
     Ok(QuerySummary { rows, truncated, explain, plan, shortcut: false })
 }
 
-/// The answer from `sparql::shortcut`, when one applies.
-fn shortcut(
+/// The answer from `sparql::shortcut`, when one applies (the TUI's query
+/// view asks too, before it evaluates).
+pub fn shortcut(
     query: &spargebra::Query,
     dataset: &StoreDataset,
     opts: &QueryOptions,

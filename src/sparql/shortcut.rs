@@ -24,8 +24,8 @@
 //! in those graphs, and a base value the delta may hide (a cleared graph, a
 //! removed quad with that value) is kept only if a count of its quads in
 //! the view is not zero. Otherwise the query is evaluated.
-//! `tests/count_shortcuts.rs` checks both shortcuts against full evaluation
-//! over base ⊕ delta.
+//! `tests/count_shortcuts.rs` checks every shortcut against full evaluation
+//! over base ⊕ delta, and that each shape is answered by its shortcut.
 
 use std::sync::Arc;
 

@@ -500,6 +500,10 @@ fn ask_repair(app: &mut App, arg: &str) -> Vec<Effect> {
 /// `:compact`, `:q`; and `/text` or `/x:1f8b` searches in the decoder.
 fn cmd_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
     let Some(line) = app.cmdline.as_mut() else { return Vec::new() };
+    // The line keeps its `:` or `/`.
+    if super::views::kill(line, 1, &k) {
+        return Vec::new();
+    }
     match k.code {
         KeyCode::Esc => app.cmdline = None,
         KeyCode::Backspace => {
@@ -508,7 +512,7 @@ fn cmd_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
                 app.cmdline = None;
             }
         }
-        KeyCode::Char(c) => line.push(c),
+        KeyCode::Char(c) if super::views::types_char(&k) => line.push(c),
         KeyCode::Tab => complete(app),
         KeyCode::Enter => {
             let line = app.cmdline.take().unwrap_or_default();

@@ -399,7 +399,13 @@ fn run_for_table(
             e.to_string()
         }
     };
-    match evaluator.prepare(&query).execute(dataset).map_err(cancelled)? {
+    let quick = crate::sparql::run::shortcut(&query, &dataset, &QueryOptions::default())
+        .map_err(|e| e.to_string())?;
+    let results = match quick {
+        Some(results) => results,
+        None => evaluator.prepare(&query).execute(dataset).map_err(cancelled)?,
+    };
+    match results {
         QueryResults::Boolean(b) => return Ok(Some(b)),
         QueryResults::Solutions(sols) => {
             out.vars = sols.variables().iter().map(|v| v.as_str().to_string()).collect();

@@ -15,6 +15,7 @@ pub mod timeline;
 pub mod tree;
 pub mod triage;
 
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -78,6 +79,40 @@ pub fn render(f: &mut Frame, app: &App) {
     if app.monochrome {
         monochrome(f.buffer_mut());
     }
+}
+
+/// Whether `k` types its character: not with Ctrl or Alt alone (Ctrl+Alt
+/// is AltGr on some keyboards, which types `{`, `@` and the like). A Ctrl
+/// key the editor does not know must not turn into a letter in the text.
+pub fn types_char(k: &KeyEvent) -> bool {
+    let held = k.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT);
+    held.is_empty() || held == KeyModifiers::CONTROL | KeyModifiers::ALT
+}
+
+/// Readline's kills on text edited at its end, never before byte `keep`:
+/// Ctrl-U the current line (on an empty line, the line break before it, so
+/// repeated presses clear upward), Ctrl-W the word before the cursor with
+/// the blanks after it. `true` when `k` was one of them.
+pub fn kill(text: &mut String, keep: usize, k: &KeyEvent) -> bool {
+    if !k.modifiers.contains(KeyModifiers::CONTROL) || keep > text.len() {
+        return false;
+    }
+    let body = &text[keep..];
+    let end = match k.code {
+        KeyCode::Char('u') => match body.rfind('\n') {
+            Some(i) if i + 1 == body.len() => i,
+            Some(i) => i + 1,
+            None => 0,
+        },
+        KeyCode::Char('w') => {
+            let word_end = body.trim_end().len();
+            let blank = body[..word_end].char_indices().rev().find(|(_, c)| c.is_whitespace());
+            blank.map_or(0, |(i, c)| i + c.len_utf8())
+        }
+        _ => return false,
+    };
+    text.truncate(keep + end);
+    true
 }
 
 /// Where a list's selection goes for a move (`j`/`k`, pages, `g`/`G`), in

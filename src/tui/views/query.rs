@@ -41,7 +41,12 @@ pub struct QueryState {
 
 pub fn bindings(q: &QueryState) -> Vec<(&'static str, &'static str)> {
     if q.editing {
-        vec![("Esc", "stop editing"), ("Ctrl-R", "run"), ("Ctrl-P/N", "history")]
+        vec![
+            ("Esc", "stop editing"),
+            ("Ctrl-R", "run"),
+            ("Ctrl-P/N", "history"),
+            ("Ctrl-U/W", "kill line/word"),
+        ]
     } else if q.running.is_some() {
         vec![("Ctrl-C", "cancel")]
     } else if q.result.is_some() {
@@ -132,6 +137,9 @@ impl QueryState {
     }
 
     fn edit(&mut self, k: KeyEvent) {
+        if super::kill(&mut self.text, 0, &k) {
+            return;
+        }
         match k.code {
             KeyCode::Esc => self.editing = false,
             KeyCode::Enter => self.text.push('\n'),
@@ -139,7 +147,7 @@ impl QueryState {
                 self.text.pop();
             }
             KeyCode::Tab => self.text.push_str("  "),
-            KeyCode::Char(c) => self.text.push(c),
+            KeyCode::Char(c) if super::types_char(&k) => self.text.push(c),
             _ => {}
         }
     }
