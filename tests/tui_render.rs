@@ -41,7 +41,11 @@ fn act(app: &mut App, action: Action) {
 
 /// A key pressed as the terminal reports it: mapped by the current view.
 fn press(app: &mut App, code: KeyCode) {
-    let ev = ratatui::crossterm::event::Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+    press_with(app, code, KeyModifiers::NONE);
+}
+
+fn press_with(app: &mut App, code: KeyCode, modifiers: KeyModifiers) {
+    let ev = ratatui::crossterm::event::Event::Key(KeyEvent::new(code, modifiers));
     if let Some(action) = action::from_event(app, ev) {
         act(app, action);
     }
@@ -657,10 +661,7 @@ fn a_change_seen_by_the_watcher_reloads_versions_log_and_snapshot() {
 }
 
 fn press_ctrl(app: &mut App, c: char) {
-    let ev = ratatui::crossterm::event::Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL));
-    if let Some(action) = action::from_event(app, ev) {
-        act(app, action);
-    }
+    press_with(app, KeyCode::Char(c), KeyModifiers::CONTROL);
 }
 
 /// The query editor and the command line: Ctrl-W kills the word before the

@@ -226,13 +226,14 @@ pub fn group_count_of(query: &Query) -> Option<GroupCountOf> {
         return None;
     }
     let key = distinct_values_of(inner, key)?;
-    let (graph, bgp) = match &**inner {
-        GraphPattern::Graph { name, inner } => (Some(name.clone()), &**inner),
-        other => (None, other),
-    };
-    let GraphPattern::Bgp { patterns } = bgp else { return None };
-    let [triple] = patterns.as_slice() else { return None };
-    Some(GroupCountOf { key, counted: variable.clone(), key_first, triple: triple.clone(), graph })
+    let (graph, triple) = one_triple(inner)?;
+    Some(GroupCountOf {
+        key,
+        counted: variable.clone(),
+        key_first,
+        triple: triple.clone(),
+        graph: graph.cloned(),
+    })
 }
 
 impl GroupCountOf {
@@ -329,16 +330,23 @@ pub fn distinct_of(query: &Query) -> Option<DistinctOf> {
     distinct_values_of(inner, var)
 }
 
-/// The distinct values of `var` in `pattern`, when `pattern` is one triple
-/// pattern of distinct variables (optionally inside `GRAPH ?g`) and `var`
-/// its predicate or graph.
-fn distinct_values_of(pattern: &GraphPattern, var: &Variable) -> Option<DistinctOf> {
+/// `pattern` as one triple pattern, optionally inside `GRAPH`, with the
+/// graph clause's name.
+fn one_triple(pattern: &GraphPattern) -> Option<(Option<&NamedNodePattern>, &TriplePattern)> {
     let (graph, bgp) = match pattern {
         GraphPattern::Graph { name, inner } => (Some(name), &**inner),
         other => (None, other),
     };
     let GraphPattern::Bgp { patterns } = bgp else { return None };
-    let [t] = patterns.as_slice() else { return None };
+    let [triple] = patterns.as_slice() else { return None };
+    Some((graph, triple))
+}
+
+/// The distinct values of `var` in `pattern`, when `pattern` is one triple
+/// pattern of distinct variables (optionally inside `GRAPH ?g`) and `var`
+/// its predicate or graph.
+fn distinct_values_of(pattern: &GraphPattern, var: &Variable) -> Option<DistinctOf> {
+    let (graph, t) = one_triple(pattern)?;
     let all_vars = matches!(t.subject, TermPattern::Variable(_))
         && matches!(t.predicate, NamedNodePattern::Variable(_))
         && matches!(t.object, TermPattern::Variable(_))
