@@ -108,6 +108,23 @@ impl<'a> StoreDataset<'a> {
         Ok(n)
     }
 
+    /// How many quads each named graph holds, summed over the parts (a graph
+    /// name several chunks use is one graph), by canonical token; `None` when
+    /// a part cannot say without its graph dictionary.
+    pub(crate) fn quads_per_named_graph(
+        &self,
+    ) -> Result<Option<std::collections::BTreeMap<String, usize>>, StoreError> {
+        let mut all = std::collections::BTreeMap::new();
+        for part in &self.parts {
+            let Some(counts) = part.quads_per_graph()? else { return Ok(None) };
+            for (graph, n) in counts {
+                *all.entry(graph).or_insert(0) += n;
+            }
+        }
+        all.remove(crate::format::term::DEFAULT_GRAPH);
+        Ok(Some(all))
+    }
+
     /// The graphs a pattern ranges over, and whether the default graph is
     /// the union of all. spareval's own "union" covers the named graphs only;
     /// ours is every graph, the default one included, presented as the

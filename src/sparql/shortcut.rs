@@ -14,7 +14,11 @@
 //! (`COUNT(DISTINCT ?p)`, or `COUNT(*)` over a `SELECT DISTINCT ?p`
 //! sub-select) is the number of values the next shortcut finds. A count
 //! per predicate or per graph (`GROUP BY ?p`, `GROUP BY ?g`) is one such
-//! count per value the next shortcut finds.
+//! count per value the next shortcut finds; per graph, the base's graph
+//! column is read once and each graph the delta touches counted again
+//! (`view::View::quads_per_graph`): one count per graph read that column
+//! once per graph, which cost more than evaluating the query once graphs
+//! spread over the row groups.
 //!
 //! `SELECT DISTINCT ?p WHERE { ?s ?p ?o }` (and `?g` under `GRAPH ?g`) is
 //! the predicate (graph) dictionary, each token kept when `.presence` shows
@@ -239,10 +243,11 @@ pub fn group_count_of(query: &Query) -> Option<GroupCountOf> {
 impl GroupCountOf {
     /// Each value and its count, or `None` when the sidecars cannot say or a
     /// value cannot be bound in the pattern (a blank node naming a graph):
-    /// the query is then evaluated.
+    /// the query is then evaluated. Per predicate, one count with the
+    /// predicate bound per value (`.p.offsets` holds each one's rows).
     pub fn rows(&self, dataset: &StoreDataset) -> Result<Option<Vec<(Term, usize)>>, StoreError> {
-        if self.key.col == 3 && !graph_counts_are_cheap(dataset)? {
-            return Ok(None);
+        if self.key.col == 3 {
+            return self.rows_per_graph(dataset);
         }
         let Some(values) = self.key.values(dataset)? else { return Ok(None) };
         if values.len().saturating_mul(dataset.parts.len()) > MAX_GROUP_COUNTS {
@@ -251,16 +256,27 @@ impl GroupCountOf {
         let mut rows = Vec::with_capacity(values.len());
         for value in values {
             let Term::NamedNode(node) = &value else { return Ok(None) };
-            let bound = NamedNodePattern::NamedNode(node.clone());
-            let n = match self.key.col {
-                1 => {
-                    let triple = TriplePattern { predicate: bound, ..self.triple.clone() };
-                    pattern_count(&triple, self.graph.as_ref(), dataset)?
-                }
-                _ => pattern_count(&self.triple, Some(&bound), dataset)?,
-            };
+            let triple =
+                TriplePattern { predicate: NamedNodePattern::NamedNode(node.clone()), ..self.triple.clone() };
+            let n = pattern_count(&triple, self.graph.as_ref(), dataset)?;
             if n > 0 {
                 rows.push((value, n));
+            }
+        }
+        Ok(Some(rows))
+    }
+
+    /// Per graph, when every part can count its graphs in one pass: each
+    /// quad is in exactly one graph, so a pattern of distinct variables under
+    /// `GRAPH ?g` matches each of a graph's quads once. A blank node naming a
+    /// graph cannot be bound in the pattern: `None`, as in [`Self::rows`].
+    fn rows_per_graph(&self, dataset: &StoreDataset) -> Result<Option<Vec<(Term, usize)>>, StoreError> {
+        let Some(counts) = dataset.quads_per_named_graph()? else { return Ok(None) };
+        let mut rows = Vec::with_capacity(counts.len());
+        for (graph, n) in counts {
+            match from_token(graph.as_bytes()) {
+                Some(value @ Term::NamedNode(_)) => rows.push((value, n)),
+                _ => return Ok(None),
             }
         }
         Ok(Some(rows))
@@ -282,32 +298,6 @@ impl GroupCountOf {
 /// Counts a group count may make (values × chunks); past this, evaluating
 /// the query once costs less than asking every chunk about every value.
 const MAX_GROUP_COUNTS: usize = 1 << 20;
-
-/// Whether one count per graph costs clearly less than evaluating the query.
-/// A count with the graph bound reads the graph column of each row group
-/// `.g.presence` shows the graph in: about 0.3–0.5 ms a row group, where
-/// evaluating the pattern costs 60–110 ms a row group. Three thousand graphs
-/// spread over every row group made 400,000 quads cost 3.9 s against 0.45 s
-/// evaluated; LUBM's 24 graphs in a 1M-quad chunk are in 216 of 9 × 24
-/// (graph, row group) pairs, 0.11 s against 0.54 s. The budget: 32 reads a
-/// row group of the chunk, a quarter of an evaluation or less.
-fn graph_counts_are_cheap(dataset: &StoreDataset) -> Result<bool, StoreError> {
-    for part in &dataset.parts {
-        let sc = &part.store.sidecars;
-        let (Some(presence), Some(dict)) = (sc.presence(3), sc.dict(3)) else { return Ok(false) };
-        let budget = 32 * presence.num_rgs as usize + 64;
-        let mut reads = 0usize;
-        for id in 0..dict.len() as u32 {
-            for rg in 0..presence.num_rgs {
-                reads += usize::from(presence.get(rg, id)?);
-            }
-            if reads > budget {
-                return Ok(false);
-            }
-        }
-    }
-    Ok(true)
-}
 
 /// `SELECT DISTINCT ?v WHERE { … }` over one pattern of distinct variables,
 /// `?v` its predicate or graph.

@@ -14,7 +14,7 @@ pub mod overlay;
 pub mod rows;
 pub mod terms;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::format::term::{self, Escaping};
@@ -211,6 +211,33 @@ impl<'a> View<'a> {
         }
         names.extend(self.overlay.named_graphs().cloned());
         Ok(names.into_iter().map(|t| Tok::Own(t.into_bytes().into())).collect())
+    }
+
+    /// How many quads the view shows in each graph, by canonical graph token
+    /// (`DEFAULT` for the default graph), graphs without quads left out.
+    /// The base's rows per graph come from one read of its graph column
+    /// ([`Store::rows_per_graph`]); a graph the overlay touches is counted
+    /// again through [`View::quads`], so what the log hides or adds is
+    /// decided in one place. `None` without the graph dictionary.
+    pub fn quads_per_graph(&self) -> Result<Option<BTreeMap<String, usize>>, StoreError> {
+        let (Some(rows), Some(dict)) = (self.store.rows_per_graph(self.cache)?, self.store.sidecars.dict(3))
+        else {
+            return Ok(None);
+        };
+        let mut counts = BTreeMap::new();
+        for (id, &n) in rows.iter().enumerate().filter(|(_, &n)| n > 0) {
+            let raw = dict.token(id as u32)?;
+            let key = canonical_token(raw).ok_or_else(|| self.bad_cell(raw))?;
+            *counts.entry(key).or_insert(0) += n as usize;
+        }
+        for gkey in self.overlay.graphs.keys() {
+            let named = Tok::Own(gkey.as_bytes().into());
+            let graphs = if gkey == term::DEFAULT_GRAPH { Graphs::Default } else { Graphs::Named(&named) };
+            let n = self.quads(None, None, None, graphs)?.0.try_count()?;
+            counts.insert(gkey.clone(), n);
+        }
+        counts.retain(|_, n| *n > 0);
+        Ok(Some(counts))
     }
 }
 

@@ -652,6 +652,28 @@ impl Store {
         Scan { store: self, bound, dicts, s_range, keep, next_rg: 0, open_rest: None, explain, fault: None }
     }
 
+    /// How many base rows each graph holds, indexed by `.g.dict` id: the
+    /// graph column of every row group read once, as ids. A count per graph
+    /// through [`Store::scan`] reads that column once per graph and row
+    /// group the graph is in, which costs more than evaluating the query
+    /// once graphs spread over the row groups. `None` without a usable
+    /// graph dictionary.
+    pub fn rows_per_graph(&self, cache: &ColumnCache) -> Result<Option<Vec<u64>>, StoreError> {
+        let Some(dict) = self.sidecars.dict(3) else { return Ok(None) };
+        let mut rows = vec![0u64; dict.len()];
+        let mut explain = Explain::default();
+        for rg in 0..self.base.num_row_groups() {
+            self.keep_mapped_pages_within_budget();
+            for &id in cache.ids(self, dict, rg, 3, &mut explain)?.iter() {
+                // Ids come from the dictionary's own lookups, so they are in range.
+                if let Some(n) = rows.get_mut(id as usize) {
+                    *n += 1;
+                }
+            }
+        }
+        Ok(Some(rows))
+    }
+
     /// The pattern's bound terms, each in every producer's spelling and, with
     /// a dictionary, as ids. `None` when a term is in no dictionary: nothing
     /// can match, and no page need be decoded.
