@@ -664,16 +664,28 @@ fn press_ctrl(app: &mut App, c: char) {
     press_with(app, KeyCode::Char(c), KeyModifiers::CONTROL);
 }
 
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+/// The demo store's Query view, editing `text` (the cursor at its end).
+fn editing(text: &str) -> (tempfile::TempDir, App) {
+    let (dir, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Query;
+    a.query.text = text.into();
+    press(&mut a, KeyCode::Char('i'));
+    (dir, a)
+}
+
 /// The query editor and the command line: Ctrl-W kills the word before the
 /// cursor, Ctrl-U the line (then, on an empty line, the break before it);
 /// a Ctrl key neither knows types nothing (Ctrl-U used to type `u`).
 #[test]
 fn ctrl_u_and_ctrl_w_kill_text_and_other_ctrl_keys_type_nothing() {
-    let (_d, store) = demo_store();
-    let mut a = app(&store, false);
-    a.tab = Tab::Query;
-    a.query.text = "SELECT * WHERE {\n  ?s ?p ?o }".into();
-    press(&mut a, KeyCode::Char('i'));
+    let (_d, mut a) = editing("SELECT * WHERE {\n  ?s ?p ?o }");
     press_ctrl(&mut a, 'w');
     assert_eq!(a.query.text, "SELECT * WHERE {\n  ?s ?p ?o ");
     press_ctrl(&mut a, 'x');
@@ -691,14 +703,77 @@ fn ctrl_u_and_ctrl_w_kill_text_and_other_ctrl_keys_type_nothing() {
 
     press(&mut a, KeyCode::Esc);
     press(&mut a, KeyCode::Char(':'));
-    for c in "open v2".chars() {
-        press(&mut a, KeyCode::Char(c));
-    }
+    type_text(&mut a, "open v2");
     press_ctrl(&mut a, 'w');
     assert_eq!(a.cmdline.as_deref(), Some(":open "));
     press_ctrl(&mut a, 'k');
     press_ctrl(&mut a, 'u');
     assert_eq!(a.cmdline.as_deref(), Some(":"), "the command line stays open with its colon");
+}
+
+/// The query editor edits anywhere, not only at its end: arrows, Home/End
+/// and Ctrl-A/E move the cursor, text goes in at it, Backspace and Delete
+/// remove around it, Ctrl-K kills to the line's end and Ctrl-U/W before the
+/// cursor; the cursor is drawn in reverse video on its character, and a
+/// long query scrolls to keep it in the box. The query run is the edited one.
+#[test]
+fn the_query_editor_moves_a_cursor_and_edits_at_it() {
+    let (_d, mut a) = editing("SELECT * WHERE {\n  ?s ?p ?o }");
+    press(&mut a, KeyCode::Up);
+    press(&mut a, KeyCode::Home);
+    for _ in 0.."SELECT ".len() {
+        press(&mut a, KeyCode::Right);
+    }
+    press(&mut a, KeyCode::Delete);
+    type_text(&mut a, "?s");
+    assert_eq!(a.query.text, "SELECT ?s WHERE {\n  ?s ?p ?o }");
+    press(&mut a, KeyCode::Down);
+    press(&mut a, KeyCode::End);
+    press(&mut a, KeyCode::Left);
+    press(&mut a, KeyCode::Left);
+    press(&mut a, KeyCode::Backspace);
+    press(&mut a, KeyCode::Char('O'));
+    assert_eq!(a.query.text, "SELECT ?s WHERE {\n  ?s ?p ?O }");
+    // The cursor is on the space before `}`.
+    let row = text(&draw(&a, 80, 24)).lines().position(|l| l.contains("?s ?p ?O")).unwrap();
+    let b = draw(&a, 80, 24);
+    let x = (0..80).find(|&x| b[(x, row as u16)].symbol() == "}").unwrap() - 1;
+    assert!(b[(x, row as u16)].modifier.contains(Modifier::REVERSED), "cursor cell drawn reversed");
+    assert!(!b[(x - 1, row as u16)].modifier.contains(Modifier::REVERSED));
+
+    press_ctrl(&mut a, 'a');
+    press_ctrl(&mut a, 'k');
+    assert_eq!(a.query.text, "SELECT ?s WHERE {\n");
+    press_ctrl(&mut a, 'k');
+    assert_eq!(a.query.text, "SELECT ?s WHERE {\n", "nothing after the cursor");
+    press(&mut a, KeyCode::Up);
+    press_ctrl(&mut a, 'e');
+    press(&mut a, KeyCode::Left);
+    press_ctrl(&mut a, 'w');
+    assert_eq!(a.query.text, "SELECT ?s {\n", "the word before the cursor, the rest kept");
+    press_ctrl(&mut a, 'u');
+    assert_eq!(a.query.text, "{\n");
+    type_text(&mut a, "ASK");
+    press(&mut a, KeyCode::End);
+    press(&mut a, KeyCode::Left);
+    press(&mut a, KeyCode::Char('}'));
+    assert_eq!(a.query.text, "ASK}{\n");
+
+    // Twenty lines: the box shows seven, and the cursor's line among them.
+    a.query.text = (0..20).map(|i| format!("# line {i}")).collect::<Vec<_>>().join("\n");
+    a.query.cursor = None;
+    let shown = text(&draw(&a, 80, 24));
+    assert!(shown.contains("# line 19") && !shown.contains("# line 5"), "{shown}");
+    for _ in 0..15 {
+        press(&mut a, KeyCode::Up);
+    }
+    let shown = text(&draw(&a, 80, 24));
+    assert!(shown.contains("# line 4") && !shown.contains("# line 19"), "{shown}");
+
+    a.query.text = "ASK { ?s ?p ?o }".into();
+    a.query.cursor = Some(3);
+    press_ctrl(&mut a, 'r');
+    assert_eq!(a.query.result.as_ref().and_then(|r| r.boolean), Some(true));
 }
 
 /// Each view's keys: the query editor takes `q` as text, the log's Esc

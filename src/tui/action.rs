@@ -501,7 +501,7 @@ fn ask_repair(app: &mut App, arg: &str) -> Vec<Effect> {
 fn cmd_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
     let Some(line) = app.cmdline.as_mut() else { return Vec::new() };
     // The line keeps its `:` or `/`.
-    if super::views::kill(line, 1, &k) {
+    if super::views::kill(line, 1, line.len(), &k).is_some() {
         return Vec::new();
     }
     match k.code {
@@ -601,6 +601,7 @@ pub fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
             go(app, Tab::Query);
             if !arg.is_empty() {
                 app.query.text = arg.to_string();
+                app.query.cursor = None;
             }
         }
         "export" => return export(app, arg),

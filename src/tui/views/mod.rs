@@ -6,6 +6,7 @@
 
 pub mod corpus;
 pub mod decoder;
+pub mod editor;
 pub mod files;
 pub mod log;
 pub mod prefixes;
@@ -89,16 +90,17 @@ pub fn types_char(k: &KeyEvent) -> bool {
     held.is_empty() || held == KeyModifiers::CONTROL | KeyModifiers::ALT
 }
 
-/// Readline's kills on text edited at its end, never before byte `keep`:
-/// Ctrl-U the current line (on an empty line, the line break before it, so
-/// repeated presses clear upward), Ctrl-W the word before the cursor with
-/// the blanks after it. `true` when `k` was one of them.
-pub fn kill(text: &mut String, keep: usize, k: &KeyEvent) -> bool {
-    if !k.modifiers.contains(KeyModifiers::CONTROL) || keep > text.len() {
-        return false;
+/// Readline's kills before the cursor at byte `at`, never before byte
+/// `keep`: Ctrl-U the current line up to the cursor (at a line's start, the
+/// line break before it, so repeated presses clear upward), Ctrl-W the word
+/// before the cursor with the blanks after it. The cursor's new place when
+/// `k` was one of them.
+pub fn kill(text: &mut String, keep: usize, at: usize, k: &KeyEvent) -> Option<usize> {
+    if !k.modifiers.contains(KeyModifiers::CONTROL) || keep > at || at > text.len() {
+        return None;
     }
-    let body = &text[keep..];
-    let end = match k.code {
+    let body = &text[keep..at];
+    let start = match k.code {
         KeyCode::Char('u') => match body.rfind('\n') {
             Some(i) if i + 1 == body.len() => i,
             Some(i) => i + 1,
@@ -109,10 +111,10 @@ pub fn kill(text: &mut String, keep: usize, k: &KeyEvent) -> bool {
             let blank = body[..word_end].char_indices().rev().find(|(_, c)| c.is_whitespace());
             blank.map_or(0, |(i, c)| i + c.len_utf8())
         }
-        _ => return false,
+        _ => return None,
     };
-    text.truncate(keep + end);
-    true
+    text.replace_range(keep + start..at, "");
+    Some(keep + start)
 }
 
 /// Where a list's selection goes for a move (`j`/`k`, pages, `g`/`G`), in

@@ -2,7 +2,7 @@
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::Line;
+use ratatui::text::{Line, Text};
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
@@ -20,6 +20,9 @@ use crate::tui::state::{App, QueryTable};
 #[derive(Default)]
 pub struct QueryState {
     pub text: String,
+    /// Where the editor's cursor is in `text` (a byte offset on a character
+    /// boundary); `None` at the end, where text set from outside starts.
+    pub cursor: Option<usize>,
     pub editing: bool,
     pub history: Vec<String>,
     pub history_pos: Option<usize>,
@@ -42,10 +45,11 @@ pub struct QueryState {
 pub fn bindings(q: &QueryState) -> Vec<(&'static str, &'static str)> {
     if q.editing {
         vec![
-            ("Esc", "stop editing"),
+            ("Esc", "stop"),
             ("Ctrl-R", "run"),
             ("Ctrl-P/N", "history"),
-            ("Ctrl-U/W", "kill line/word"),
+            ("←→↑↓", "move"),
+            ("Ctrl-U/W/K", "kill"),
         ]
     } else if q.running.is_some() {
         vec![("Ctrl-C", "cancel")]
@@ -136,20 +140,62 @@ impl QueryState {
         }
     }
 
+    /// The cursor's byte offset in the text.
+    pub fn cursor(&self) -> usize {
+        let end = self.text.len();
+        self.cursor.filter(|&at| at < end && self.text.is_char_boundary(at)).unwrap_or(end)
+    }
+
+    fn place_cursor(&mut self, at: usize) {
+        self.cursor = (at < self.text.len()).then_some(at);
+    }
+
+    fn insert(&mut self, at: usize, s: &str) {
+        self.text.insert_str(at, s);
+        self.place_cursor(at + s.len());
+    }
+
     fn edit(&mut self, k: KeyEvent) {
-        if super::kill(&mut self.text, 0, &k) {
-            return;
+        use super::editor;
+        let at = self.cursor();
+        if let Some(to) = super::kill(&mut self.text, 0, at, &k) {
+            return self.place_cursor(to);
         }
-        match k.code {
-            KeyCode::Esc => self.editing = false,
-            KeyCode::Enter => self.text.push('\n'),
-            KeyCode::Backspace => {
-                self.text.pop();
+        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        let t = self.text.as_str();
+        let to = match k.code {
+            KeyCode::Esc => {
+                self.editing = false;
+                return;
             }
-            KeyCode::Tab => self.text.push_str("  "),
-            KeyCode::Char(c) if super::types_char(&k) => self.text.push(c),
-            _ => {}
-        }
+            KeyCode::Enter => return self.insert(at, "\n"),
+            KeyCode::Tab => return self.insert(at, "  "),
+            KeyCode::Char(c) if super::types_char(&k) => return self.insert(at, c.encode_utf8(&mut [0; 4])),
+            KeyCode::Backspace => {
+                let from = editor::left(t, at);
+                self.text.replace_range(from..at, "");
+                from
+            }
+            KeyCode::Delete => {
+                let to = editor::right(t, at);
+                self.text.replace_range(at..to, "");
+                at
+            }
+            KeyCode::Char('k') if ctrl => {
+                self.text.replace_range(editor::kill_to_line_end(t, at), "");
+                at
+            }
+            KeyCode::Left => editor::left(t, at),
+            KeyCode::Right => editor::right(t, at),
+            KeyCode::Up => editor::vertical(t, at, true),
+            KeyCode::Down => editor::vertical(t, at, false),
+            KeyCode::Home => editor::line_start(t, at),
+            KeyCode::Char('a') if ctrl => editor::line_start(t, at),
+            KeyCode::End => editor::line_end(t, at),
+            KeyCode::Char('e') if ctrl => editor::line_end(t, at),
+            _ => return,
+        };
+        self.place_cursor(to);
     }
 
     fn history(&mut self, prev: bool) {
@@ -165,6 +211,7 @@ impl QueryState {
         };
         self.history_pos = Some(pos);
         self.text = h[pos].clone();
+        self.cursor = None;
     }
 
     fn run(&mut self, status: &mut String) -> Vec<Effect> {
@@ -199,10 +246,18 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         "Query — i to edit, Enter to run"
     };
     let style = if q.editing { Style::new().fg(Color::Yellow) } else { Style::new() };
-    let text = if q.editing { format!("{}█", q.text) } else { q.text.clone() };
+    let (text, scroll) = if q.editing {
+        // Scrolled so that the cursor's row is inside the box.
+        let rows = editor_h.saturating_sub(2) as usize;
+        let row = super::editor::cursor_row(&q.text, q.cursor(), inner);
+        (Text::from(super::editor::lines_with_cursor(&q.text, q.cursor())), (row + 1).saturating_sub(rows))
+    } else {
+        (Text::raw(q.text.clone()), 0)
+    };
     f.render_widget(
         Paragraph::new(text)
             .wrap(Wrap { trim: false })
+            .scroll((scroll as u16, 0))
             .block(Block::default().borders(Borders::ALL).title(title).border_style(style)),
         editor,
     );
