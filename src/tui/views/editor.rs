@@ -61,39 +61,55 @@ pub fn kill_to_line_end(text: &str, at: usize) -> std::ops::Range<usize> {
     }
 }
 
-/// The text as lines, with the character at `at` (a space at a line's end)
-/// drawn in reverse video.
-pub fn lines_with_cursor(text: &str, at: usize) -> Vec<Line<'static>> {
-    let cursor = Style::new().add_modifier(Modifier::REVERSED);
-    let mut lines = Vec::new();
+/// The text as rows of at most `width` characters (each line of the text
+/// starts a row), and the row the cursor is on. With a cursor, the character
+/// at `at` (a space at a line's end) is drawn in reverse video. Rows are cut
+/// here rather than by the paragraph's word wrap, so the row to scroll to is
+/// exact.
+pub fn rows(text: &str, at: Option<usize>, width: usize) -> (Vec<Line<'static>>, usize) {
+    let width = width.max(1);
+    let mut rows = Vec::new();
+    let mut cursor_row = 0;
     let mut start = 0;
     for line in text.split('\n') {
-        let end = start + line.len();
-        if (start..=end).contains(&at) {
-            let here = at - start;
-            let next = right(line, here);
-            let under = if next == here { " " } else { &line[here..next] };
-            lines.push(Line::from(vec![
-                Span::raw(line[..here].to_string()),
-                Span::styled(under.to_string(), cursor),
-                Span::raw(line[next..].to_string()),
-            ]));
-        } else {
-            lines.push(Line::raw(line.to_string()));
+        let cuts: Vec<usize> =
+            line.char_indices().map(|(i, _)| i).step_by(width).chain([line.len()]).collect();
+        let mut pieces: Vec<&str> = cuts.windows(2).map(|w| &line[w[0]..w[1]]).collect();
+        if pieces.is_empty() {
+            pieces.push("");
         }
-        start = end + 1;
+        // The cursor's piece and column, when it is on this line.
+        let here = at.filter(|&a| (start..=start + line.len()).contains(&a)).map(|a| {
+            let column = line[..a - start].chars().count();
+            (column / width, column % width)
+        });
+        if let Some((piece, _)) = here {
+            if piece == pieces.len() {
+                pieces.push("");
+            }
+            cursor_row = rows.len() + piece;
+        }
+        for (k, piece) in pieces.into_iter().enumerate() {
+            rows.push(match here {
+                Some((p, column)) if p == k => with_cursor(piece, column),
+                _ => Line::raw(piece.to_string()),
+            });
+        }
+        start += line.len() + 1;
     }
-    lines
+    (rows, cursor_row)
 }
 
-/// The row the cursor is drawn on when lines wrap at `width` characters
-/// (counting each line's wrapped rows as the editor's height does).
-pub fn cursor_row(text: &str, at: usize, width: usize) -> usize {
-    let width = width.max(1);
-    let start = line_start(text, at);
-    let above: usize =
-        text[..start].split_terminator('\n').map(|l| l.chars().count().div_ceil(width).max(1)).sum();
-    above + text[start..at].chars().count() / width
+/// `piece` with its `column`th character (a space past its end) reversed.
+fn with_cursor(piece: &str, column: usize) -> Line<'static> {
+    let at = piece.char_indices().nth(column).map_or(piece.len(), |(i, _)| i);
+    let next = right(piece, at);
+    let under = if next == at { " " } else { &piece[at..next] };
+    Line::from(vec![
+        Span::raw(piece[..at].to_string()),
+        Span::styled(under.to_string(), Style::new().add_modifier(Modifier::REVERSED)),
+        Span::raw(piece[next..].to_string()),
+    ])
 }
 
 #[cfg(test)]
@@ -124,17 +140,30 @@ mod tests {
 
     #[test]
     fn the_cursor_is_drawn_on_its_character_or_after_the_line() {
-        let shown = |t: &str, at| {
-            lines_with_cursor(t, at)
+        let shown = |t: &str, at, width| {
+            let (rows, row) = rows(t, at, width);
+            let rows: Vec<String> = rows
                 .iter()
                 .map(|l| l.spans.iter().map(|s| s.content.to_string()).collect::<Vec<_>>().join("|"))
-                .collect::<Vec<_>>()
+                .collect();
+            (rows, row)
         };
-        assert_eq!(shown("ab\ncd", 1), ["a|b|", "cd"]);
-        assert_eq!(shown("ab\ncd", 2), ["ab| |", "cd"]);
-        assert_eq!(shown("ab\ncd", 5), ["ab", "cd| |"]);
-        assert_eq!(shown("", 0), ["| |"]);
-        assert_eq!(cursor_row("ab\ncdefg\nh", 9, 3), 3, "the second line wraps to two rows");
-        assert_eq!(cursor_row("abcdefg", 7, 3), 2);
+        assert_eq!(shown("ab\ncd", Some(1), 80), (vec!["a|b|".into(), "cd".into()], 0));
+        assert_eq!(shown("ab\ncd", Some(2), 80), (vec!["ab| |".into(), "cd".into()], 0));
+        assert_eq!(shown("ab\ncd", Some(5), 80), (vec!["ab".into(), "cd| |".into()], 1));
+        assert_eq!(shown("", Some(0), 80), (vec!["| |".into()], 0));
+        assert_eq!(shown("ab\ncd", None, 80), (vec!["ab".into(), "cd".into()], 0));
+        // Rows of three characters: a line of six takes two, and a cursor
+        // after its end a third; é is one character of two bytes.
+        assert_eq!(
+            shown("ab\ncdéfgh\ni", Some(10), 3),
+            (vec!["ab".into(), "cdé".into(), "fgh".into(), "| |".into(), "i".into()], 3)
+        );
+        assert_eq!(
+            shown("ab\ncdéfgh\ni", Some(4), 3),
+            (vec!["ab".into(), "c|d|é".into(), "fgh".into(), "i".into()], 1)
+        );
+        assert_eq!(shown("abcdefg", Some(7), 3).1, 2);
+        assert_eq!(shown("abcdefg", None, 3).0, ["abc", "def", "g"]);
     }
 }

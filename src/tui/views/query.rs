@@ -237,8 +237,9 @@ impl QueryState {
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let q = &app.query;
     let inner = area.width.saturating_sub(2).max(1) as usize;
-    let wrapped: usize = q.text.split('\n').map(|l| l.chars().count().div_ceil(inner).max(1)).sum();
-    let editor_h = (wrapped as u16 + 2).clamp(3, 9);
+    let cursor = q.editing.then(|| q.cursor());
+    let (rows, cursor_row) = super::editor::rows(&q.text, cursor, inner);
+    let editor_h = (rows.len() as u16 + 2).clamp(3, 9);
     let [editor, results] = Layout::vertical([Constraint::Length(editor_h), Constraint::Min(3)]).areas(area);
     let title = if q.editing {
         "Query — editing (Esc to stop, Ctrl-R to run)"
@@ -246,17 +247,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         "Query — i to edit, Enter to run"
     };
     let style = if q.editing { Style::new().fg(Color::Yellow) } else { Style::new() };
-    let (text, scroll) = if q.editing {
-        // Scrolled so that the cursor's row is inside the box.
-        let rows = editor_h.saturating_sub(2) as usize;
-        let row = super::editor::cursor_row(&q.text, q.cursor(), inner);
-        (Text::from(super::editor::lines_with_cursor(&q.text, q.cursor())), (row + 1).saturating_sub(rows))
-    } else {
-        (Text::raw(q.text.clone()), 0)
-    };
+    // Scrolled so that the cursor's row is inside the box.
+    let scroll = (cursor_row + 1).saturating_sub(editor_h.saturating_sub(2) as usize);
     f.render_widget(
-        Paragraph::new(text)
-            .wrap(Wrap { trim: false })
+        Paragraph::new(Text::from(rows))
             .scroll((scroll as u16, 0))
             .block(Block::default().borders(Borders::ALL).title(title).border_style(style)),
         editor,
