@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -50,16 +51,41 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(cmd, port):
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(600):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    sys.exit(f"{cmd[0]} did not start: {' '.join(cmd)}")
+def start_ours(cmd):
+    """Starts `cottas-tui serve` on a port the kernel picks and reads the
+    address it prints: no other process can hold that port."""
+    proc = subprocess.Popen(cmd + ["--bind", "127.0.0.1:0"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()
+    m = re.search(r" on http://127\.0\.0\.1:(\d+)", line)
+    if not m:
+        proc.kill()
+        sys.exit(f"{' '.join(cmd)} did not start: {line}{proc.stderr.read()[-800:]}")
+    # Drain what it writes later (errors) so it never blocks on a full pipe.
+    threading.Thread(target=proc.stderr.read, daemon=True).start()
+    return proc, int(m.group(1))
+
+
+def start_other(cmd_at):
+    """Starts a server that cannot report its port (`cmd_at(port)` is its
+    command line) on a free port; if the port was taken before it bound it,
+    it exits, and another port is tried. The probe asks only while the
+    process lives, so another program's server cannot pass for it."""
+    for _ in range(5):
+        port = free_port()
+        proc = subprocess.Popen(cmd_at(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(600):
+            if proc.poll() is not None:
+                break
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                if proc.poll() is None:
+                    return proc, port
+            except OSError:
+                time.sleep(0.05)
+        proc.kill()
+        proc.wait()
+    sys.exit(f"{cmd_at(0)[0]} did not start: {' '.join(cmd_at(0))}")
 
 
 def answer(port, query):
@@ -128,9 +154,10 @@ def update_runs(ours_store, ox_location, oxigraph, n):
             "ox": [oxigraph, "serve", "--location", ox],
         }
         for who, cmd in servers.items():
-            port = free_port()
-            flag = ["--bind", f"127.0.0.1:{port}"]
-            proc = start(cmd + flag, port)
+            if who == "ours":
+                proc, port = start_ours(cmd)
+            else:
+                proc, port = start_other(lambda port, cmd=cmd: cmd + ["--bind", f"127.0.0.1:{port}"])
             try:
                 out[who] = timed_inserts(port, n)
             finally:
@@ -149,13 +176,11 @@ def main():
     a.add_argument("--updates", type=int, default=200)
     args = a.parse_args()
     concurrency = [int(c) for c in args.concurrency.split(",")]
-    ports = {"ours": free_port(), "ox": free_port()}
-    procs = [
-        start([BIN, "serve", args.ours, "--union-default-graph", "--quiet",
-               "--bind", f"127.0.0.1:{ports['ours']}"], ports["ours"]),
-        start([args.oxigraph, "serve-read-only", "--location", args.ox, "--union-default-graph",
-               "--bind", f"127.0.0.1:{ports['ox']}"], ports["ox"]),
-    ]
+    ours, ours_port = start_ours([BIN, "serve", args.ours, "--union-default-graph", "--quiet"])
+    ox, ox_port = start_other(lambda port: [args.oxigraph, "serve-read-only", "--location", args.ox,
+                                            "--union-default-graph", "--bind", f"127.0.0.1:{port}"])
+    ports = {"ours": ours_port, "ox": ox_port}
+    procs = [ours, ox]
     try:
         rows = query_runs(ports, args.requests, concurrency)
     finally:
