@@ -18,7 +18,9 @@
 //! column is read once and each graph the delta touches counted again
 //! (`view::View::quads_per_graph`): one count per graph read that column
 //! once per graph, which cost more than evaluating the query once graphs
-//! spread over the row groups.
+//! spread over the row groups. Such a count may be ordered by the value or
+//! the count and cut by `OFFSET`/`LIMIT` ("the ten largest graphs"): the
+//! rows are sorted and cut here as SPARQL orders IRIs and integers.
 //!
 //! `SELECT DISTINCT ?p WHERE { ?s ?p ?o }` (and `?g` under `GRAPH ?g`) is
 //! the predicate (graph) dictionary, each token kept when `.presence` shows
@@ -34,7 +36,7 @@
 use std::sync::Arc;
 
 use oxrdf::{Literal, Term, Variable};
-use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, GraphPattern};
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, GraphPattern, OrderExpression};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::Query;
 
@@ -203,16 +205,28 @@ pub struct GroupCountOf {
     key_first: bool,
     triple: TriplePattern,
     graph: Option<NamedNodePattern>,
+    /// `ORDER BY`: each key the count (`true`) or the value, and whether
+    /// it is descending.
+    order: Vec<(bool, bool)>,
+    /// `OFFSET` and `LIMIT`.
+    slice: (usize, Option<usize>),
 }
 
 /// The query's shape, when it is exactly a count per predicate or per graph
-/// of a pattern of variables alone.
+/// of a pattern of variables alone, optionally ordered by the value or the
+/// count and cut by `OFFSET`/`LIMIT` ("the ten largest graphs").
 pub fn group_count_of(query: &Query) -> Option<GroupCountOf> {
-    let Query::Select { dataset: None, pattern: GraphPattern::Project { inner, variables }, .. } = query
-    else {
-        return None;
+    let Query::Select { dataset: None, pattern, .. } = query else { return None };
+    let (pattern, slice) = match pattern {
+        GraphPattern::Slice { inner, start, length } => (&**inner, (*start, *length)),
+        other => (other, (0, None)),
     };
-    let GraphPattern::Extend { inner, variable, expression: Expression::Variable(agg) } = &**inner else {
+    let GraphPattern::Project { inner, variables } = pattern else { return None };
+    let (inner, order_by) = match &**inner {
+        GraphPattern::OrderBy { inner, expression } => (&**inner, expression.as_slice()),
+        other => (other, &[][..]),
+    };
+    let GraphPattern::Extend { inner, variable, expression: Expression::Variable(agg) } = inner else {
         return None;
     };
     let GraphPattern::Group { inner, variables: keys, aggregates } = &**inner else { return None };
@@ -229,6 +243,7 @@ pub fn group_count_of(query: &Query) -> Option<GroupCountOf> {
     if counted != agg || key == variable {
         return None;
     }
+    let order = order_by.iter().map(|o| order_key(o, key, variable)).collect::<Option<Vec<_>>>()?;
     let key = distinct_values_of(inner, key)?;
     let (graph, triple) = one_triple(inner)?;
     Some(GroupCountOf {
@@ -237,7 +252,23 @@ pub fn group_count_of(query: &Query) -> Option<GroupCountOf> {
         key_first,
         triple: triple.clone(),
         graph: graph.cloned(),
+        order,
+        slice,
     })
+}
+
+/// An `ORDER BY` key of a group count: (by the count, descending), when it
+/// is the grouped value or the count itself.
+fn order_key(o: &OrderExpression, key: &Variable, counted: &Variable) -> Option<(bool, bool)> {
+    let (e, descending) = match o {
+        OrderExpression::Asc(e) => (e, false),
+        OrderExpression::Desc(e) => (e, true),
+    };
+    match e {
+        Expression::Variable(v) if v == counted => Some((true, descending)),
+        Expression::Variable(v) if v == key => Some((false, descending)),
+        _ => None,
+    }
 }
 
 impl GroupCountOf {
@@ -282,7 +313,33 @@ impl GroupCountOf {
         Ok(Some(rows))
     }
 
+    /// The rows in `ORDER BY` order (values are IRIs, ordered by their text
+    /// as SPARQL orders IRIs; counts numerically; ties keep the values'
+    /// order), then `OFFSET` and `LIMIT`.
+    fn arranged(&self, mut rows: Vec<(Term, usize)>) -> Vec<(Term, usize)> {
+        let text = |t: &Term| match t {
+            Term::NamedNode(n) => n.as_str().to_owned(),
+            other => other.to_string(),
+        };
+        if !self.order.is_empty() {
+            rows.sort_by(|a, b| {
+                let by = |&(by_count, descending): &(bool, bool)| {
+                    let o = if by_count { a.1.cmp(&b.1) } else { text(&a.0).cmp(&text(&b.0)) };
+                    if descending {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                };
+                self.order.iter().map(by).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal)
+            });
+        }
+        let (start, length) = self.slice;
+        rows.into_iter().skip(start).take(length.unwrap_or(usize::MAX)).collect()
+    }
+
     pub fn solutions(&self, rows: Vec<(Term, usize)>) -> spareval::QuerySolutionIter<'static> {
+        let rows = self.arranged(rows);
         let (key, counted) = (self.key.var.clone(), self.counted.clone());
         let key_first = self.key_first;
         let vars: Arc<[Variable]> =
