@@ -362,6 +362,35 @@ pub fn compact(
     })
 }
 
+/// Finishes a compaction killed between flipping `current` and truncating
+/// the log (the last two steps of [`swap`]): the log then still holds the
+/// batches folded into `current`, invisible, and `verify` warns
+/// `log-shadowed` until a later write gives a compaction something to fold.
+/// When the log holds nothing but such batches (none above the marker, no
+/// torn tail), under the writer lock, their bytes are saved beside the log
+/// (`data.deltalog.cut-at-8.<time>`: the warning also covers writes that
+/// were lost, so the evidence is kept) and the log is emptied. Returns the
+/// batches dropped and where they were saved; `None` when there is nothing
+/// to finish.
+pub fn drop_folded_batches(
+    chunk: &Path,
+    wait: Option<Duration>,
+) -> Result<Option<(usize, PathBuf)>, StoreError> {
+    let _lock = WriterLock::acquire(chunk, wait.or(Some(Duration::from_secs(30))))?;
+    let store = chunk_store(chunk)?;
+    let log_path = chunk.join(LOG);
+    let snap = read_log(&log_path)?;
+    let plan = make_plan(chunk, &store, &snap)?;
+    let torn = snap.bytes.len() as u64 > snap.committed_len();
+    if !plan.nothing_to_fold() || plan.batches_shadowed == 0 || torn {
+        return Ok(None);
+    }
+    let header = deltalog::encode_header();
+    let saved_to = crate::store::log::writer::save_cut_bytes(chunk, &snap.bytes, header.len() as u64)?;
+    replace_file(chunk, &log_path, &header)?;
+    Ok(Some((plan.batches_shadowed, saved_to)))
+}
+
 /// Steps 1–4 of the module banner, under the writer lock. Returns the
 /// number of carried batches.
 fn swap(chunk: &Path, log_path: &Path, snap: &Log, plan: &CompactPlan) -> Result<usize, StoreError> {
