@@ -170,6 +170,9 @@ impl std::fmt::Display for CompactPlan {
                 self.log_leftover
             )?;
         }
+        if self.nothing_to_fold() {
+            return write!(f, "result:    no new version; `current` stays {}", self.from_version);
+        }
         write!(f, "result:    {} with marker {}; `current` flips to it", self.to_version, self.new_marker)
     }
 }
@@ -265,17 +268,85 @@ pub fn plan(chunk: &Path) -> Result<CompactPlan, StoreError> {
     make_plan(chunk, &store, &snap)
 }
 
+/// What [`compact`] did.
+#[derive(Clone, Debug)]
+pub enum Compaction {
+    /// The visible batches were folded into a new version and `current`
+    /// flipped to it.
+    Folded(CompactSummary),
+    /// No visible batch: no version was written. `finished` is set when the
+    /// log still held batches an earlier compaction had folded (it was
+    /// killed before truncating the log) and this run dropped them.
+    NothingToFold { plan: CompactPlan, finished: Option<FinishedTruncation> },
+}
+
+/// Folded batches dropped from the log, and where their bytes were saved.
+#[derive(Clone, Debug)]
+pub struct FinishedTruncation {
+    pub batches: usize,
+    pub saved_to: PathBuf,
+}
+
+impl Compaction {
+    /// The summary of a fold; `None` when there was nothing to fold.
+    pub fn folded(&self) -> Option<&CompactSummary> {
+        match self {
+            Compaction::Folded(s) => Some(s),
+            Compaction::NothingToFold { .. } => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Compaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Compaction::Folded(summary) => write!(f, "{summary}"),
+            Compaction::NothingToFold { plan, finished: Some(t) } => write!(
+                f,
+                "compact: nothing to fold; the log still held {} batches already folded into {} (a compaction stopped before truncating it): log emptied, their bytes saved to {}",
+                t.batches,
+                plan.from_version,
+                t.saved_to.display()
+            ),
+            Compaction::NothingToFold { plan, finished: None } => write!(
+                f,
+                "compact: nothing to fold ({} has no visible batch); nothing written",
+                plan.chunk.display()
+            ),
+        }
+    }
+}
+
 /// Runs a compaction. `progress` is called at each phase and row group.
+/// With nothing to fold, no version is written; what a killed compaction
+/// left unfinished (its temp dir, the log's folded batches) is finished.
 pub fn compact(
     chunk: &Path,
+    opts: &CompactOptions,
+    progress: impl FnMut(&CompactProgress),
+) -> Result<Compaction, StoreError> {
+    let store = chunk_store(chunk)?;
+    let snap = read_log(&chunk.join(LOG))?;
+    let plan = make_plan(chunk, &store, &snap)?;
+    if !plan.nothing_to_fold() {
+        return fold_and_swap(chunk, store, snap, plan, opts, progress).map(Compaction::Folded);
+    }
+    drop((store, snap));
+    crate::store::versions::remove_dead_debris(chunk)?;
+    let finished = if plan.batches_shadowed > 0 { drop_folded_batches(chunk, opts.wait)? } else { None };
+    Ok(Compaction::NothingToFold { plan, finished })
+}
+
+fn fold_and_swap(
+    chunk: &Path,
+    store: Store,
+    mut snap: Log,
+    plan: CompactPlan,
     opts: &CompactOptions,
     mut progress: impl FnMut(&CompactProgress),
 ) -> Result<CompactSummary, StoreError> {
     let started = Instant::now();
-    let store = chunk_store(chunk)?;
     let log_path = chunk.join(LOG);
-    let mut snap = read_log(&log_path)?;
-    let plan = make_plan(chunk, &store, &snap)?;
     let epochs = (plan.old_marker, plan.new_marker);
     let event = |phase, rows_done, rows_total, bytes_written| CompactProgress {
         phase,
@@ -369,13 +440,13 @@ pub fn compact(
 /// When the log holds nothing but such batches (none above the marker, no
 /// torn tail), under the writer lock, their bytes are saved beside the log
 /// (`data.deltalog.cut-at-8.<time>`: the warning also covers writes that
-/// were lost, so the evidence is kept) and the log is emptied. Returns the
-/// batches dropped and where they were saved; `None` when there is nothing
-/// to finish.
-pub fn drop_folded_batches(
+/// were lost, so the evidence is kept) and the log is emptied. `None` when
+/// there is nothing to finish (planned again under the lock: a write may
+/// have come in since the caller looked).
+fn drop_folded_batches(
     chunk: &Path,
     wait: Option<Duration>,
-) -> Result<Option<(usize, PathBuf)>, StoreError> {
+) -> Result<Option<FinishedTruncation>, StoreError> {
     let _lock = WriterLock::acquire(chunk, wait.or(Some(Duration::from_secs(30))))?;
     let store = chunk_store(chunk)?;
     let log_path = chunk.join(LOG);
@@ -388,7 +459,7 @@ pub fn drop_folded_batches(
     let header = deltalog::encode_header();
     let saved_to = crate::store::log::writer::save_cut_bytes(chunk, &snap.bytes, header.len() as u64)?;
     replace_file(chunk, &log_path, &header)?;
-    Ok(Some((plan.batches_shadowed, saved_to)))
+    Ok(Some(FinishedTruncation { batches: plan.batches_shadowed, saved_to }))
 }
 
 /// Steps 1–4 of the module banner, under the writer lock. Returns the

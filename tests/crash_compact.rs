@@ -204,12 +204,7 @@ fn sigkill_during_compaction_leaves_the_pre_or_post_view() {
         // The next compaction succeeds, and the store is clean. With nothing
         // to fold, a kill between the flip and the truncation may have left
         // folded batches in the log: `compact` finishes that truncation.
-        if compact::plan(&chunk).unwrap().nothing_to_fold() {
-            versions::remove_dead_debris(&chunk).unwrap();
-            compact::drop_folded_batches(&chunk, None).unwrap();
-        } else {
-            compact::compact(&chunk, &CompactOptions::default(), |_| {}).unwrap();
-        }
+        compact::compact(&chunk, &CompactOptions::default(), |_| {}).unwrap();
         check_facts(&chunk, i, true, total, &format!("after recompacting, kill {i}"));
         check_clean(&chunk, i.is_multiple_of(10), &format!("kill {i}"));
         if i % 10 == 9 && i > 0 {
@@ -225,15 +220,12 @@ fn sigkill_during_compaction_leaves_the_pre_or_post_view() {
     }
 }
 
-/// A compaction killed after flipping `current` and before truncating the
-/// log, with no write after it, leaves the folded batches in the log:
-/// invisible, and `verify` warns `log-shadowed`. `cottas-tui compact` then
-/// has nothing to fold, so it finishes the truncation, saving the bytes it
-/// drops beside the log; the store checks clean and shows the same quads.
-#[test]
-fn compact_finishes_a_truncation_a_kill_interrupted() {
-    let dir = tempfile::tempdir().unwrap();
-    let chunk = imported_chunk(dir.path());
+/// A chunk whose compaction was SIGKILLed after flipping `current` and
+/// before truncating the log, with no write after it: the log still holds
+/// the two folded batches, invisible, and `verify` warns `log-shadowed`.
+/// Returns the chunk and the number of quads it shows.
+fn a_truncation_interrupted(dir: &Path) -> (std::path::PathBuf, usize) {
+    let chunk = imported_chunk(dir);
     let mut u = Updater::open(&chunk, None).unwrap();
     u.apply(&format!("INSERT DATA {{ <{EX}/added0> <{EX}/p> 0 }}")).unwrap();
     u.apply(&format!("DELETE DATA {{ <{EX}/base0> <{EX}/p> \"0\" }}")).unwrap();
@@ -250,23 +242,98 @@ fn compact_finishes_a_truncation_a_kill_interrupted() {
     let report = verify::verify(&chunk, VerifyOptions::default()).unwrap();
     assert!(report.findings.iter().any(|f| f.check == "log-shadowed"), "{:?}", report.findings);
     assert_eq!(View::open(&chunk).count(None, None), total);
+    (chunk, total)
+}
 
-    let run = || Command::new(env!("CARGO_BIN_EXE_cottas-tui")).arg("compact").arg(&chunk).output().unwrap();
-    let out = run();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("2 batches already folded") && text.contains("log emptied"), "{text}");
-    check_clean(&chunk, true, "after compact finished the truncation");
-    assert_eq!(View::open(&chunk).count(None, None), total);
-    assert_eq!(View::open(&chunk).count(Some("added0"), None), 1);
-    assert_eq!(View::open(&chunk).count(Some("base0"), None), 0);
-    let saved: Vec<_> = std::fs::read_dir(&chunk)
+/// After the truncation was finished: clean, the same quads, the dropped
+/// bytes kept beside the log, and no new version.
+fn check_finished(chunk: &Path, total: usize, when: &str) {
+    check_clean(chunk, true, when);
+    let v = View::open(chunk);
+    assert_eq!(v.count(None, None), total, "{when}");
+    assert_eq!(v.count(Some("added0"), None), 1, "{when}");
+    assert_eq!(v.count(Some("base0"), None), 0, "{when}");
+    let saved: Vec<_> = std::fs::read_dir(chunk)
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("data.deltalog.cut-at-8."))
         .collect();
-    assert_eq!(saved.len(), 1, "the dropped bytes are kept");
-    assert!(saved[0].metadata().unwrap().len() > 0);
+    assert_eq!(saved.len(), 1, "{when}: the dropped bytes are kept");
+    assert!(saved[0].metadata().unwrap().len() > 0, "{when}");
+    assert_eq!(std::fs::read_link(chunk.join("current")).unwrap(), Path::new("v2"), "{when}: no new version");
+    assert!(!chunk.join("v3").exists(), "{when}");
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cottas-tui"))
+}
+
+/// `cottas-tui compact` has nothing to fold, so it finishes the truncation;
+/// run again, it has nothing to do.
+#[test]
+fn compact_finishes_a_truncation_a_kill_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (chunk, total) = a_truncation_interrupted(dir.path());
+    let run = || bin().arg("compact").arg(&chunk).output().unwrap();
+    let out = run();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("2 batches already folded") && text.contains("log emptied"), "{text}");
+    check_finished(&chunk, total, "after compact");
     let again = String::from_utf8_lossy(&run().stdout).into_owned();
     assert!(again.contains("nothing to fold") && again.contains("nothing written"), "{again}");
+}
+
+/// `corpus compact` does not skip such a chunk (its dry run says what it
+/// would do), and a chunk with an empty log is still skipped.
+#[test]
+fn corpus_compact_finishes_a_truncation_a_kill_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (chunk, total) = a_truncation_interrupted(dir.path());
+    let other = dir.path().join("other");
+    import::import(&ImportOptions::new(vec![dir.path().join("base.nq")], other.clone()), |_| {}).unwrap();
+    let corpus = |extra: &[&str]| {
+        let out = bin().args(["corpus", "compact"]).arg(dir.path()).args(extra).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let dry = corpus(&["--dry-run"]);
+    assert!(dry.contains("chunk: would drop the batches an interrupted compaction folded"), "{dry}");
+    assert!(dry.contains("result:    no new version; `current` stays v2"), "{dry}");
+    assert!(dry.contains("other: skipped, nothing to fold"), "{dry}");
+    let text = corpus(&[]);
+    assert!(text.contains("chunk: compact: nothing to fold; the log still held 2 batches"), "{text}");
+    assert!(text.contains("0 compacted, 1 interrupted compactions finished, 0 failed, 1 skipped"), "{text}");
+    check_finished(&chunk, total, "after corpus compact");
+    let again = corpus(&[]);
+    assert!(again.contains("chunk: skipped, nothing to fold"), "{again}");
+}
+
+/// The TUI's compaction (`:compact`, as `c` on the Timeline) offers to
+/// finish the truncation instead of refusing with "nothing to fold".
+#[test]
+fn the_tui_finishes_a_truncation_a_kill_interrupted() {
+    use cottas_tui::tui::action::{self, Action};
+    use cottas_tui::tui::{state::App, worker};
+    let dir = tempfile::tempdir().unwrap();
+    let (chunk, total) = a_truncation_interrupted(dir.path());
+    let mut app = App::new(&chunk, true);
+    let effects = app.startup();
+    worker::settle(&mut app, effects);
+    let effects = action::run_command(&mut app, ":compact");
+    worker::settle(&mut app, effects);
+    let confirm = app.confirm.as_ref().expect("a confirmation, not a refusal");
+    assert_eq!(confirm.title, "Finish an interrupted compaction?", "{}", app.status);
+    assert!(confirm.text.contains("shadowed:  2 batches"), "{}", confirm.text);
+    let effects = action::update(&mut app, Action::ConfirmYes);
+    worker::settle(&mut app, effects);
+    assert!(
+        app.status.contains("2 batches already folded") && app.status.contains("log emptied"),
+        "{}",
+        app.status
+    );
+    check_finished(&chunk, total, "after the TUI's compaction");
+    let effects = action::run_command(&mut app, ":compact");
+    worker::settle(&mut app, effects);
+    assert!(app.confirm.is_none() && app.status.contains("nothing to fold"), "{}", app.status);
 }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 use humansize::{format_size, BINARY};
 
+use crate::compact::Compaction;
 use crate::corpus::{self, ChunkOutcome, ChunkSummary};
 use crate::triage::verify::VerifyOptions;
 
@@ -89,7 +90,8 @@ pub struct CompactAllArgs {
     #[command(flatten)]
     pub at: Where,
     /// Compact only chunks whose `data.deltalog` is at least this large
-    /// (e.g. 64M); chunks with nothing to fold are always skipped.
+    /// (e.g. 64M); chunks with nothing to fold are skipped (unless a killed
+    /// compaction left folded batches in the log: those are dropped).
     #[arg(long, default_value = "0", value_parser = crate::cli::store_cmds::parse_size)]
     pub min_log_bytes: usize,
     /// Print each chunk's plan and exit.
@@ -370,7 +372,12 @@ fn compact(args: &CompactAllArgs, out: &mut impl Write) -> Result<ExitCode> {
             continue;
         }
         match crate::compact::plan(chunk) {
-            Ok(plan) if plan.nothing_to_fold() => writeln!(out, "{name}: skipped, nothing to fold")?,
+            Ok(plan) if plan.nothing_to_fold() && plan.batches_shadowed == 0 => {
+                writeln!(out, "{name}: skipped, nothing to fold")?
+            }
+            Ok(plan) if args.dry_run && plan.nothing_to_fold() => {
+                writeln!(out, "{name}: would drop the batches an interrupted compaction folded\n{plan}")?
+            }
             Ok(plan) if args.dry_run => writeln!(out, "{name}: would compact\n{plan}")?,
             Ok(_) => due.push(chunk.clone()),
             Err(e) => writeln!(out, "{name}: cannot plan: {e}")?,
@@ -381,22 +388,30 @@ fn compact(args: &CompactAllArgs, out: &mut impl Write) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let results = corpus::compact_all(&due, args.jobs);
-    let mut failed = 0;
+    let (mut folded, mut finished, mut failed) = (0, 0, 0);
     for (chunk, result) in due.iter().zip(&results) {
         let name = corpus::chunk_name(root, chunk);
         match result {
-            Ok(summary) => writeln!(out, "{name}: {summary}")?,
+            Ok(outcome) => {
+                match outcome {
+                    Compaction::Folded(_) => folded += 1,
+                    Compaction::NothingToFold { finished: Some(_), .. } => finished += 1,
+                    Compaction::NothingToFold { finished: None, .. } => {}
+                }
+                writeln!(out, "{name}: {outcome}")?
+            }
             Err(e) => {
                 failed += 1;
                 writeln!(out, "{name}: failed, nothing flipped: {e}")?;
             }
         }
     }
+    let finished_text =
+        if finished > 0 { format!(", {finished} interrupted compactions finished") } else { String::new() };
     writeln!(
         out,
-        "corpus compact: {} compacted, {failed} failed, {} skipped",
-        due.len() - failed,
-        found.len() - due.len()
+        "corpus compact: {folded} compacted{finished_text}, {failed} failed, {} skipped",
+        found.len() - folded - finished - failed
     )?;
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }

@@ -33,29 +33,9 @@ pub struct CompactArgs {
 }
 
 pub fn run_compact(args: &CompactArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let plan = compact::plan(&args.target)?;
     if args.dry_run {
-        writeln!(out, "{plan}")?;
+        writeln!(out, "{}", compact::plan(&args.target)?)?;
         writeln!(out, "dry run: nothing written")?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if plan.nothing_to_fold() {
-        if plan.batches_shadowed > 0 {
-            if let Some((n, saved_to)) = compact::drop_folded_batches(&plan.chunk, None)? {
-                writeln!(
-                    out,
-                    "compact: nothing to fold; the log still held {n} batches already folded into {} (a compaction stopped before truncating it): log emptied, their bytes saved to {}",
-                    plan.from_version,
-                    saved_to.display()
-                )?;
-                return Ok(ExitCode::SUCCESS);
-            }
-        }
-        writeln!(
-            out,
-            "compact: nothing to fold ({} has no visible batch); nothing written",
-            plan.chunk.display()
-        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let tty = std::io::stderr().is_terminal();

@@ -212,10 +212,7 @@ pub fn verify_all(root: &Path, chunks: &[PathBuf], opts: VerifyOptions<'_>, jobs
 
 /// Compacts each chunk on up to `jobs` threads (each with `compact`'s own
 /// guarantees: a failure flips nothing); results in the chunks' order.
-pub fn compact_all(
-    chunks: &[PathBuf],
-    jobs: usize,
-) -> Vec<Result<crate::compact::CompactSummary, StoreError>> {
+pub fn compact_all(chunks: &[PathBuf], jobs: usize) -> Vec<Result<crate::compact::Compaction, StoreError>> {
     let opts = crate::compact::CompactOptions::default();
     in_parallel(chunks, jobs, |chunk| crate::compact::compact(chunk, &opts, |_| {}))
 }

@@ -780,7 +780,23 @@ fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
     }
     let Some(Some(ce)) = marker else { return };
     let shadowed: Vec<_> = log.shadowed(Some(ce)).collect();
-    if let Some(first) = shadowed.first() {
-        cx.add(path, Some(first.offset), Severity::Warning, "log-shadowed", format!("{} batches have db_epoch ≤ the marker of `current` ({ce}), the first at offset {} (seq {}, epoch {}): they are folded already, or writes that are silently invisible", shadowed.len(), first.offset, first.batch.seq, first.batch.epoch), Some(format!("cottas-tui log {} --from {}", cx.chunk, first.batch.seq)));
-    }
+    let Some(first) = shadowed.first() else { return };
+    let what = format!(
+        "{} batches have db_epoch ≤ the marker of `current` ({ce}), the first at offset {} (seq {}, epoch {}): they are folded already, or writes that are silently invisible",
+        shadowed.len(),
+        first.offset,
+        first.batch.seq,
+        first.batch.epoch
+    );
+    let inspect = format!("cottas-tui log {} --from {}", cx.chunk, first.batch.seq);
+    // Only shadowed batches and no torn tail: what a compaction killed
+    // before truncating the log leaves, and what `compact` finishes.
+    let finishable = shadowed.len() == log.frames.len() && log.bytes.len() as u64 == log.committed_len();
+    let (what, next) = if finishable {
+        let compact = format!("cottas-tui compact {}", cx.chunk);
+        (format!("{what}; `{inspect}` lists them, and `{compact}` drops them, keeping their bytes"), compact)
+    } else {
+        (what, inspect)
+    };
+    cx.add(path, Some(first.offset), Severity::Warning, "log-shadowed", what, Some(next));
 }

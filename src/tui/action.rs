@@ -436,6 +436,7 @@ fn compaction_done(app: &mut App, r: CompactEnd) {
         CompactEnd::Done { text, from, to, carried } => {
             (format!("`current` flipped {from} → {to}; {carried} batches carried into the new log"), text)
         }
+        CompactEnd::NothingFolded(text) => (text.clone(), text),
         CompactEnd::Cancelled => (
             "compaction cancelled: nothing was changed".to_string(),
             "compaction cancelled: nothing was changed (its temp dir is removed)".to_string(),

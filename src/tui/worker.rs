@@ -43,6 +43,9 @@ pub enum CompactEnd {
         to: String,
         carried: usize,
     },
+    /// No version written; what it did instead (dropped batches an
+    /// interrupted compaction had folded, or nothing).
+    NothingFolded(String),
     /// Stopped on request; nothing was changed.
     Cancelled,
     Failed(String),
@@ -242,7 +245,16 @@ fn update(ctx: &Context, text: &str) -> Result<String, String> {
 
 fn plan_compaction(chunk: &Path) -> Result<Confirm, String> {
     match compact::plan(chunk) {
-        Ok(p) if p.nothing_to_fold() => Err("nothing to fold: the log has no visible batch".into()),
+        Ok(p) if p.nothing_to_fold() && p.batches_shadowed == 0 => {
+            Err("nothing to fold: the log has no visible batch".into())
+        }
+        Ok(p) if p.nothing_to_fold() => Ok(Confirm {
+            title: "Finish an interrupted compaction?".into(),
+            text: format!(
+                "{p}\n\nA compaction stopped after flipping `current` and before emptying the log. Press y to drop the folded batches (their bytes are saved beside the log), n to cancel."
+            ),
+            then: Pending::Compact,
+        }),
         Ok(p) => Ok(Confirm {
             title: "Compact?".into(),
             text: format!("{p}\n\nPress y to compact, n to cancel."),
@@ -263,7 +275,10 @@ fn run_compaction(
         let _ = tx.send(Msg::CompactProgress(p.clone()));
     });
     match r {
-        Ok(s) => CompactEnd::Done {
+        Ok(outcome @ compact::Compaction::NothingToFold { .. }) => {
+            CompactEnd::NothingFolded(outcome.to_string())
+        }
+        Ok(compact::Compaction::Folded(s)) => CompactEnd::Done {
             text: s.to_string(),
             from: s.plan.from_version.clone(),
             to: s.plan.to_version.clone(),
