@@ -10,7 +10,9 @@ alternating between the servers; the table gives requests per second and
 ab's p50 / p99 latency (whole milliseconds). Answers are compared once per
 query before timing. Updates: 200 sequential `INSERT DATA`, each of a new
 quad (so each is a real write), from Python's http.client on one keep-alive
-connection, to a read-write server on a copy of each store.
+connection, to a read-write server on a copy of each store: first as
+loaded, then after one update of 200,000 new quads (`--pending`), which in
+ours stay in the log until a compaction.
 
     python3 benches/serve_bench.py --ours /work/scale/bench/ours-1000000 \\
         --ox /work/scale/bench/ox-1000000 --oxigraph /path/to/venv/bin/oxigraph
@@ -144,11 +146,30 @@ def timed_inserts(port, n):
     return n / total, took[len(took) // 2] * 1e3, took[min(len(took) - 1, len(took) * 99 // 100)] * 1e3
 
 
-def update_runs(ours_store, ox_location, oxigraph, n):
+def bulk_insert_file(tmp, pending):
+    """One INSERT DATA of `pending` quads no store holds, as a file."""
+    path = os.path.join(tmp, "pending.ru")
+    with open(path, "w") as f:
+        f.write("INSERT DATA {\n")
+        for i in range(pending):
+            f.write(f'<http://ex.org/pending/{i}> <http://ex.org/p{i % 7}> "pending {i}" .\n')
+        f.write("}\n")
+    return path
+
+
+def update_runs(ours_store, ox_location, oxigraph, n, pending):
+    """`timed_inserts` on a copy of each store, after one update that left
+    `pending` quads not yet compacted in ours (a log of that size; in
+    Oxigraph the same quads are simply stored)."""
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         ours = shutil.copytree(ours_store, os.path.join(tmp, "ours"), symlinks=True)
         ox = shutil.copytree(ox_location, os.path.join(tmp, "ox"))
+        if pending:
+            bulk = bulk_insert_file(tmp, pending)
+            subprocess.run([BIN, "update", ours, "-f", bulk], check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([oxigraph, "update", "--location", ox, "--update-file", bulk], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         servers = {
             "ours": [BIN, "serve", ours, "--write", "--quiet"],
             "ox": [oxigraph, "serve", "--location", ox],
@@ -174,6 +195,8 @@ def main():
     a.add_argument("--requests", type=int, default=2000)
     a.add_argument("--concurrency", default="1,4,16")
     a.add_argument("--updates", type=int, default=200)
+    a.add_argument("--pending", default="0,200000",
+                   help="quads inserted (and, in ours, left in the log) before the timed updates; a list")
     args = a.parse_args()
     concurrency = [int(c) for c in args.concurrency.split(",")]
     ours, ours_port = start_ours([BIN, "serve", args.ours, "--union-default-graph", "--quiet"])
@@ -191,13 +214,14 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     for name, c, (r1, a50, a99), (r2, b50, b99) in rows:
         print(f"| {name} | {c} | {r1:,.0f} | {a50} | {a99} | {r2:,.0f} | {b50} | {b99} | {r1 / r2:.2f}× |")
-    up = update_runs(args.ours, args.ox, args.oxigraph, args.updates)
     print()
-    print("| one new quad per INSERT DATA, sequential | req/s | p50 ms | p99 ms |")
-    print("|---|---|---|---|")
-    for who, label in (("ours", "cottas-tui serve --write"), ("ox", "oxigraph serve")):
-        r, p50, p99 = up[who]
-        print(f"| {label} | {r:,.0f} | {p50:.2f} | {p99:.2f} |")
+    print("| one new quad per INSERT DATA, sequential | pending quads | req/s | p50 ms | p99 ms |")
+    print("|---|---|---|---|---|")
+    for pending in (int(p) for p in args.pending.split(",")):
+        up = update_runs(args.ours, args.ox, args.oxigraph, args.updates, pending)
+        for who, label in (("ours", "cottas-tui serve --write"), ("ox", "oxigraph serve")):
+            r, p50, p99 = up[who]
+            print(f"| {label} | {pending:,} | {r:,.0f} | {p50:.2f} | {p99:.2f} |")
 
 
 if __name__ == "__main__":

@@ -157,9 +157,10 @@ impl Updater {
     /// snapshot of the chunk (the TUI): when the disk is still as that
     /// snapshot describes it (same `current`, the log the same file at the
     /// same length and time; a torn tail the writer cut changed it), the
-    /// snapshot's fold of the log is copied instead of folding the log
-    /// again (O(delta) either way, but a copy of the folded state instead
-    /// of rendering and looking up every logged quad).
+    /// snapshot's fold of the log is taken instead of folding the log
+    /// again: a copy that shares the fold's sets (O(graphs in the log)),
+    /// where folding renders and looks up every logged quad. The writer
+    /// still reads the log once, to check its tail.
     pub fn open_over(
         chunk: &Path,
         wait: Option<Duration>,

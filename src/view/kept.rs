@@ -101,6 +101,9 @@ impl Kept {
         let store = Store::open(chunk)?;
         let cache = budget.cache(&store);
         overlay.prepare_lookups();
+        // O(graphs in the log): the sets and the index are shared, not
+        // copied (`overlay::GraphDelta`), and the writer's next change
+        // copies only what it touches.
         let view = view::Snapshot { store, overlay: overlay.clone(), cache };
         Ok(Kept { view, disk })
     }
