@@ -206,7 +206,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             }
         }
         Action::CancelQuery => {
-            app.query.update(&action, &mut app.status);
+            app.query.update(&action, &mut app.status, app.screen.width);
         }
         Action::CancelCompaction => cancel_compaction(app),
         other => return in_view(app, other),
@@ -239,7 +239,7 @@ fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
             let count = app.log.as_ref().map_or(0, |l| l.count);
             app.log_view.update(&action, count, app.screen.page).then(Vec::new)
         }
-        Tab::Query => app.query.update(&action, &mut app.status).map(|mut effects| {
+        Tab::Query => app.query.update(&action, &mut app.status, app.screen.width).map(|mut effects| {
             // A query run on a version whose namespaces are not read yet
             // reads them beside it.
             let current = app.listing.as_ref().and_then(|l| l.current.clone());

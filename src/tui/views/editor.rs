@@ -29,25 +29,36 @@ pub fn line_end(text: &str, at: usize) -> usize {
     text[at..].find('\n').map_or(text.len(), |i| at + i)
 }
 
-/// The same column (in characters) on the line above or below, or the end
-/// of that line when it is shorter; `at` itself on the first (last) line.
-pub fn vertical(text: &str, at: usize, up: bool) -> usize {
+/// One row up or down as [`rows`] cuts the text into rows of `width`
+/// characters: the same column on the row above or below, or the end of
+/// that row's line when it is shorter; `at` itself on the first (last) row.
+/// A long line wrapped over several rows is walked row by row, as it is seen.
+pub fn vertical(text: &str, at: usize, up: bool, width: usize) -> usize {
+    let width = width.max(1);
     let start = line_start(text, at);
+    let end = line_end(text, at);
     let column = text[start..at].chars().count();
-    let target = if up {
+    let length = text[start..end].chars().count();
+    let (row, x) = (column / width, column % width);
+    let (line, column) = if up && row > 0 {
+        (start, (row - 1) * width + x)
+    } else if up {
         if start == 0 {
             return at;
         }
-        line_start(text, start - 1)
+        let above = line_start(text, start - 1);
+        let length = text[above..start - 1].chars().count();
+        (above, (length.max(1) - 1) / width * width + x)
+    } else if (row + 1) * width < length {
+        (start, (row + 1) * width + x)
     } else {
-        let end = line_end(text, at);
         if end == text.len() {
             return at;
         }
-        end + 1
+        (end + 1, x)
     };
-    let end = line_end(text, target);
-    text[target..end].char_indices().nth(column).map_or(end, |(i, _)| target + i)
+    let line_end = line_end(text, line);
+    text[line..line_end].char_indices().nth(column).map_or(line_end, |(i, _)| line + i)
 }
 
 /// Readline's Ctrl-K: the rest of the line after `at`, or the line break
@@ -127,15 +138,41 @@ mod tests {
         assert_eq!(line_start(t, second + 3), second);
         assert_eq!(line_end(t, second), second + 4);
         // Column 8 on the first line is past the second line's end: its end.
-        assert_eq!(vertical(t, e + 2, false), second + 4);
-        assert_eq!(vertical(t, second + 4, true), 4);
-        assert_eq!(vertical("abc\nxéz", 2, false), 7, "column 2 below is z, after the two-byte é");
-        assert_eq!(vertical(t, second + 2, true), 2);
-        assert_eq!(vertical(t, second + 2, false), t.rfind("WHERE").unwrap() + 2);
-        assert_eq!(vertical(t, 3, true), 3, "the first line has none above");
-        assert_eq!(vertical(t, t.len(), false), t.len(), "the last line has none below");
+        assert_eq!(vertical(t, e + 2, false, 80), second + 4);
+        assert_eq!(vertical(t, second + 4, true, 80), 4);
+        assert_eq!(vertical("abc\nxéz", 2, false, 80), 7, "column 2 below is z, after the two-byte é");
+        assert_eq!(vertical(t, second + 2, true, 80), 2);
+        assert_eq!(vertical(t, second + 2, false, 80), t.rfind("WHERE").unwrap() + 2);
+        assert_eq!(vertical(t, 3, true, 80), 3, "the first line has none above");
+        assert_eq!(vertical(t, t.len(), false, 80), t.len(), "the last line has none below");
         assert_eq!(kill_to_line_end(t, 2), 2..e + 2);
         assert_eq!(kill_to_line_end(t, e + 2), e + 2..e + 3, "at a line's end: its break");
+    }
+
+    /// Up and Down walk the rows `rows` draws: a line wrapped over three
+    /// rows takes three presses to cross, keeping the column on each.
+    #[test]
+    fn up_and_down_move_by_the_rows_on_screen() {
+        // Rows of 3: "ab" | "cdé" "fgh" "ij" | "k"; é is two bytes.
+        let t = "ab\ncdéfghij\nk";
+        let at = |s: &str| t.find(s).unwrap();
+        assert_eq!(vertical(t, at("b"), false, 3), at("d"), "into the long line's first row");
+        assert_eq!(vertical(t, at("d"), false, 3), at("g"), "its second row");
+        assert_eq!(vertical(t, at("g"), false, 3), at("j"), "its third");
+        assert_eq!(vertical(t, at("j"), false, 3), t.len(), "column 1 of k's row is its end");
+        assert_eq!(vertical(t, at("k"), true, 3), at("i"), "up into the long line's last row");
+        assert_eq!(vertical(t, at("i"), true, 3), at("f"));
+        assert_eq!(vertical(t, at("f"), true, 3), at("c"));
+        assert_eq!(vertical(t, at("c"), true, 3), at("a"));
+        assert_eq!(vertical(t, at("é"), true, 3), at("\n"), "column 2 of \"ab\" is its end");
+        assert_eq!(vertical(t, at("h"), false, 3), at("\nk"), "the last row is shorter: its end");
+        // After a full last row the cursor is drawn on a row of its own.
+        let full = "abcdef\nxy";
+        assert_eq!(vertical(full, 6, true, 3), 3, "from the row after \"def\" to column 0 of it");
+        assert_eq!(vertical(full, 6, false, 3), 7, "down to column 0 below");
+        assert_eq!(vertical(full, 8, true, 3), 4, "from y (column 1) to e on the last drawn row");
+        assert_eq!(vertical("abc\n\nxy", 5, true, 3), 4, "through an empty line");
+        assert_eq!(vertical("abc\n\nxy", 4, true, 3), 0);
     }
 
     #[test]

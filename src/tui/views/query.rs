@@ -86,7 +86,8 @@ pub fn key(q: &QueryState, k: KeyEvent) -> Option<Action> {
 
 impl QueryState {
     /// The query view's part of an action; `None` when it is not its own.
-    pub fn update(&mut self, action: &Action, status: &mut String) -> Option<Vec<Effect>> {
+    /// `screen_width` is the terminal's: Up and Down move by the editor's rows.
+    pub fn update(&mut self, action: &Action, status: &mut String, screen_width: u16) -> Option<Vec<Effect>> {
         let n = self.result.as_ref().map_or(0, |r| r.rows.len());
         match action {
             Action::Up(_) | Action::Down(_) | Action::Top | Action::Bottom => {
@@ -98,7 +99,7 @@ impl QueryState {
             Action::Back if self.detail => self.detail = false,
             Action::ToggleIris => self.full_iris = !self.full_iris,
             Action::StartEdit => self.editing = true,
-            Action::EditKey(k) => self.edit(*k),
+            Action::EditKey(k) => self.edit(*k, editor_width(screen_width)),
             Action::HistoryPrev => self.history(true),
             Action::HistoryNext => self.history(false),
             Action::CancelQuery => {
@@ -155,7 +156,7 @@ impl QueryState {
         self.place_cursor(at + s.len());
     }
 
-    fn edit(&mut self, k: KeyEvent) {
+    fn edit(&mut self, k: KeyEvent, width: usize) {
         use super::editor;
         let at = self.cursor();
         if let Some(to) = super::kill(&mut self.text, 0, at, &k) {
@@ -187,8 +188,8 @@ impl QueryState {
             }
             KeyCode::Left => editor::left(t, at),
             KeyCode::Right => editor::right(t, at),
-            KeyCode::Up => editor::vertical(t, at, true),
-            KeyCode::Down => editor::vertical(t, at, false),
+            KeyCode::Up => editor::vertical(t, at, true, width),
+            KeyCode::Down => editor::vertical(t, at, false, width),
             KeyCode::Home => editor::line_start(t, at),
             KeyCode::Char('a') if ctrl => editor::line_start(t, at),
             KeyCode::End => editor::line_end(t, at),
@@ -234,9 +235,15 @@ impl QueryState {
     }
 }
 
+/// Characters per row inside the editor's borders (the view spans the
+/// screen's width).
+fn editor_width(width: u16) -> usize {
+    width.saturating_sub(2).max(1) as usize
+}
+
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let q = &app.query;
-    let inner = area.width.saturating_sub(2).max(1) as usize;
+    let inner = editor_width(area.width);
     let cursor = q.editing.then(|| q.cursor());
     let (rows, cursor_row) = super::editor::rows(&q.text, cursor, inner);
     let editor_h = (rows.len() as u16 + 2).clamp(3, 9);
