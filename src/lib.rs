@@ -16,6 +16,7 @@ pub mod inspect;
 pub mod serve;
 #[cfg(feature = "full")]
 pub mod sparql;
+pub mod stderr;
 pub mod store;
 #[cfg(feature = "full")]
 pub mod triage;

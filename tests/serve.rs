@@ -1196,3 +1196,41 @@ fn connections_past_the_thread_cap_wait_for_a_free_thread() {
     second.get_mut().set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     assert!(until_closed(&mut second).starts_with("HTTP/1.1 200"));
 }
+
+/// A server whose stderr reader went away (a supervisor's pipe closed, `2>&1
+/// | head`) keeps answering: its request log cannot be written, and that
+/// must not take the request's thread (it did: `eprintln!` panics on a
+/// broken pipe, and every request was dropped without a response).
+#[test]
+fn a_server_whose_stderr_is_closed_keeps_answering() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let store = numbered_store(dir.path(), 10);
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .arg(&store)
+        .args(["--bind", "127.0.0.1:0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let address = line.split("http://").nth(1).and_then(|a| a.split_whitespace().next()).unwrap().to_owned();
+    drop(stderr);
+    let url = format!("http://{address}/query");
+    for _ in 0..5 {
+        assert_eq!(count_at(&url, "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }"), 10);
+    }
+    // A request refused before it reaches a route (a malformed head) logs
+    // too, and the connection is closed after the answer.
+    let mut s = TcpStream::connect(&address).unwrap();
+    s.write_all(b"not http at all\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 "), "{answer:?}");
+    assert_eq!(count_at(&url, "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }"), 10);
+    assert!(child.try_wait().unwrap().is_none(), "still running");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -516,3 +516,28 @@ fn within_a_request_a_reinserted_base_quad_is_seen_once() {
     assert_eq!(n("reinserted"), "1");
     assert_eq!(count(&chunk, ALL), (5 + 2).to_string());
 }
+
+/// A note printed after a request committed (here, a `DROP SILENT` of a
+/// graph that does not exist) with stderr's reader gone: the process still
+/// exits 0 and prints its receipt. `eprintln!` panicked there, so a
+/// committed update ended with status 101, and a pipeline retried it.
+#[test]
+fn an_update_whose_stderr_is_closed_still_reports_its_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let request =
+        format!("INSERT DATA {{ <{EX}/closed> <{EX}/p> 1 }} ; DROP SILENT GRAPH <{EX}/no-such-graph>");
+    let out = bin().arg("update").arg(&chunk).args(["-e", &request]).stderr(writer).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("+1 −0"), "{stdout}");
+    let listed = ok(&bin()
+        .arg("query")
+        .arg(&chunk)
+        .args(["-e", &format!("ASK {{ <{EX}/closed> ?p ?o }}")])
+        .output()
+        .unwrap());
+    assert!(listed.contains("true"), "{listed}");
+}

@@ -161,7 +161,7 @@ fn sql(args: &SqlArgs, out: &mut impl Write) -> Result<ExitCode> {
     let statement = match corpus::sql::translate(&query, dialect) {
         Ok(s) => s,
         Err(refused) => {
-            eprintln!("cottas-tui: {refused}");
+            crate::eprint_line!("cottas-tui: {refused}");
             return Ok(ExitCode::from(1));
         }
     };

@@ -164,7 +164,7 @@ pub fn report_repeats(
     }
     times.sort_by(f64::total_cmp);
     let pick = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
-    eprintln!(
+    crate::eprint_line!(
         "timing: rows={rows} runs={} min_ms={:.4} median_ms={:.4} p95_ms={:.4} first_ms={first_ms:.4}",
         times.len(),
         times[0],
@@ -305,7 +305,7 @@ fn run_cli() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = out.flush();
-            eprintln!("cottas-tui: error: {}", error_chain(&e));
+            crate::eprint_line!("cottas-tui: error: {}", error_chain(&e));
             ExitCode::from(exit_class(&e).code())
         }
     }

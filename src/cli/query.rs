@@ -86,10 +86,10 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
                 chunk.explain();
             }
             if let Some(plan) = &summary.plan {
-                eprintln!("plan: {plan}");
+                crate::eprint_line!("plan: {plan}");
             }
-            eprintln!("{}", summary.explain);
-            eprintln!("{} results in {:.3} ms", summary.rows, t.elapsed().as_secs_f64() * 1e3);
+            crate::eprint_line!("{}", summary.explain);
+            crate::eprint_line!("{} results in {:.3} ms", summary.rows, t.elapsed().as_secs_f64() * 1e3);
         }
     }
     drop(parts);
@@ -128,7 +128,7 @@ fn open_chunk(path: &Path, name: Option<String>, memory_limit: usize) -> Result<
     let overlay = Overlay::load(&store, &cache)?;
     let replay_time = replay_started.elapsed();
     if let Some((off, len, why)) = overlay.leftover {
-        eprintln!(
+        crate::eprint_line!(
             "cottas-tui: note: {} has {len} bytes at offset {off} that are not a committed batch ({}); they are ignored",
             store.layout.log.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
             why.as_str()
@@ -144,8 +144,12 @@ impl OpenChunk {
         let log_bytes =
             store.layout.log.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
         let chunk = self.name.as_ref().map(|n| format!("chunk {n}: ")).unwrap_or_default();
-        eprintln!("{chunk}store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());
-        eprintln!(
+        crate::eprint_line!(
+            "{chunk}store: {} ({})",
+            store.layout.base.display(),
+            store.layout.resolution.describe()
+        );
+        crate::eprint_line!(
             "{chunk}delta: {} visible batches, {} shadowed by the epoch marker; {log_bytes} log bytes replayed in {:.3} ms",
             self.overlay.batches_visible,
             self.overlay.batches_shadowed,

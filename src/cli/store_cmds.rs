@@ -105,21 +105,21 @@ pub fn run_import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
                 p.elapsed
             );
             if tty {
-                eprint!("\r\x1b[2K{line}");
+                crate::eprint_text!("\r\x1b[2K{line}");
             } else if new_phase {
-                eprintln!("{line}");
+                crate::eprint_line!("{line}");
             }
         }
     };
     let result = import::import(&opts, progress);
     if show && tty {
-        eprint!("\r\x1b[2K");
+        crate::eprint_text!("\r\x1b[2K");
     }
     let summary = result.map_err(anyhow::Error::from)?;
     if summary.skipped > 0 {
-        eprintln!("skipped {} malformed statements; the first:", summary.skipped);
+        crate::eprint_line!("skipped {} malformed statements; the first:", summary.skipped);
         for e in &summary.first_errors {
-            eprintln!("  {e}");
+            crate::eprint_line!("  {e}");
         }
     }
     writeln!(out, "{summary}")?;
@@ -235,19 +235,23 @@ pub fn run_lookup(args: &LookupArgs, out: &mut impl Write) -> Result<ExitCode> {
     }
     let store = &snapshot.store;
     if args.explain {
-        eprintln!("store: {} ({})", store.layout.base.display(), store.layout.resolution.describe());
+        crate::eprint_line!(
+            "store: {} ({})",
+            store.layout.base.display(),
+            store.layout.resolution.describe()
+        );
         for p in &store.sidecars.problems() {
-            eprintln!("sidecar not used: {p}");
+            crate::eprint_line!("sidecar not used: {p}");
         }
-        eprintln!("{ex}");
+        crate::eprint_line!("{ex}");
         let o = &snapshot.overlay;
-        eprintln!(
+        crate::eprint_line!(
             "delta                  {} visible batches, {} shadowed{}",
             o.batches_visible,
             o.batches_shadowed,
             if args.base_only { " (not applied: --base-only)" } else { "" }
         );
-        eprintln!("time                   {:.3} ms", took.as_secs_f64() * 1e3);
+        crate::eprint_line!("time                   {:.3} ms", took.as_secs_f64() * 1e3);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -79,7 +79,7 @@ pub fn print_report(r: &Report, out: &mut impl Write) -> std::io::Result<()> {
 fn show_progress(done: u64, all: u64) {
     if done == all || done.is_multiple_of(8) {
         let pct = (done * 100).checked_div(all).unwrap_or(100);
-        eprint!("\r\x1b[2Kverify: row group {done}/{all} ({pct}%)");
+        crate::eprint_text!("\r\x1b[2Kverify: row group {done}/{all} ({pct}%)");
     }
 }
 
@@ -89,7 +89,7 @@ pub fn run_verify(args: &VerifyArgs, out: &mut impl Write) -> Result<ExitCode> {
     let opts = VerifyOptions { deep: args.deep, memory_limit: args.memory_limit, progress };
     let report = verify::verify(&args.target, opts);
     if progress.is_some() {
-        eprint!("\r\x1b[2K");
+        crate::eprint_text!("\r\x1b[2K");
     }
     let report = report?;
     if args.json {

@@ -32,10 +32,10 @@ pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<ExitCode> {
     let mut updater = Updater::open(&args.target, args.wait.map(Duration::from_secs_f64))?;
     let w = updater.writer();
     if w.created {
-        eprintln!("cottas-tui: created {} (there was no delta log)", w.path.display());
+        crate::eprint_line!("cottas-tui: created {} (there was no delta log)", w.path.display());
     }
     if let Some(cut) = &w.cut {
-        eprintln!(
+        crate::eprint_line!(
             "cottas-tui: cut {} bytes at offset {} from {} ({}); they are saved in {}",
             cut.len,
             cut.offset,
@@ -53,7 +53,7 @@ pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<ExitCode> {
             }
         })?;
         for n in &outcome.notes {
-            eprintln!("cottas-tui: note: {n}");
+            crate::eprint_line!("cottas-tui: note: {n}");
         }
         writeln!(out, "{outcome}")?;
         out.flush()?;

@@ -61,16 +61,16 @@ pub fn run_compact(args: &CompactArgs, out: &mut impl Write) -> Result<ExitCode>
                 started.elapsed().as_secs_f64()
             );
             if tty {
-                eprint!("\r\x1b[2K{line}");
+                crate::eprint_text!("\r\x1b[2K{line}");
             } else if new_phase {
-                eprintln!("{line}");
+                crate::eprint_line!("{line}");
             }
         }
     };
     let opts = CompactOptions { wait: args.wait.map(Duration::from_secs_f64), ..CompactOptions::default() };
     let result = compact::compact(&args.target, &opts, progress);
     if show && tty {
-        eprint!("\r\x1b[2K");
+        crate::eprint_text!("\r\x1b[2K");
     }
     writeln!(out, "{}", result?)?;
     Ok(ExitCode::SUCCESS)

@@ -81,7 +81,7 @@ pub fn accept(listener: TcpListener, pool: Arc<Workers>, handler: Arc<Handler>, 
             Err(_) if opts.stop.load(Ordering::SeqCst) => return,
             Err(e) => {
                 if !opts.quiet {
-                    eprintln!("cottas-tui: cannot accept a connection: {e}");
+                    crate::eprint_line!("cottas-tui: cannot accept a connection: {e}");
                 }
                 // Out of file descriptors: give closing connections a moment.
                 std::thread::sleep(Duration::from_millis(10));
@@ -92,7 +92,7 @@ pub fn accept(listener: TcpListener, pool: Arc<Workers>, handler: Arc<Handler>, 
         let served = pool.run_when_free(move || serve_connection(stream, &*handler, &task_opts));
         if let Err(e) = served {
             if !opts.quiet {
-                eprintln!("cottas-tui: no thread for a connection: {e}");
+                crate::eprint_line!("cottas-tui: no thread for a connection: {e}");
             }
         }
     }
@@ -104,7 +104,7 @@ pub fn serve_connection(stream: TcpStream, handler: &Handler, opts: &Options) {
     let served = Connection::new(stream, opts).and_then(|mut c| c.run(handler));
     if let Err(e) = served {
         if !opts.quiet && !client_left(&e) {
-            eprintln!("cottas-tui: connection from {peer}: {e}");
+            crate::eprint_line!("cottas-tui: connection from {peer}: {e}");
         }
     }
 }
@@ -190,7 +190,7 @@ impl<'o> Connection<'o> {
                 Err(Refusal::Io(e)) => return Err(e),
                 Err(Refusal::Status(status, why)) => {
                     if !self.opts.quiet {
-                        eprintln!("- - {} - (refused: {why})", status.as_u16());
+                        crate::eprint_line!("- - {} - (refused: {why})", status.as_u16());
                     }
                     let response = plain(status, why);
                     return self.respond(response, false, false, Version::HTTP_11).map(drop);

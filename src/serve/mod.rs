@@ -138,7 +138,7 @@ pub fn serve(mut config: Config) -> anyhow::Result<()> {
     std::thread::Builder::new()
         .name("accept".into())
         .spawn(move || http1::accept(listener, connections, handler, options))?;
-    eprintln!(
+    crate::eprint_line!(
         "cottas-tui: serving {} on http://{} ({}); SPARQL at /query, updates at /update",
         config.chunk.display(),
         config.bind,

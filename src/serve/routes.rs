@@ -82,7 +82,10 @@ impl Endpoint {
     pub fn drain(&self, bound: Duration) {
         self.in_flight.draining.store(true, std::sync::atomic::Ordering::SeqCst);
         if !self.in_flight.wait_idle(bound) {
-            eprintln!("cottas-tui: stopping with requests still running after {:.0} s", bound.as_secs_f64());
+            crate::eprint_line!(
+                "cottas-tui: stopping with requests still running after {:.0} s",
+                bound.as_secs_f64()
+            );
         }
     }
 
@@ -937,7 +940,7 @@ impl Finish {
         if !self.quiet {
             let rows = rows.map_or_else(|| "-".to_owned(), |n| n.to_string());
             let ms = self.started.elapsed().as_secs_f64() * 1e3;
-            eprintln!("{} {} {} {rows} {ms:.1}ms{note}", self.method, self.path, status.as_u16());
+            crate::eprint_line!("{} {} {} {rows} {ms:.1}ms{note}", self.method, self.path, status.as_u16());
         }
     }
 }

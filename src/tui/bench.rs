@@ -27,7 +27,10 @@ pub fn keys_requested() -> bool {
 pub fn report_first_frame() {
     if std::env::var_os("COTTAS_TUI_FIRST_FRAME").is_some() {
         let started = PROCESS_START.get().copied().unwrap_or_else(Instant::now);
-        eprintln!("first frame {:.1} ms after the process started", started.elapsed().as_secs_f64() * 1e3);
+        crate::eprint_line!(
+            "first frame {:.1} ms after the process started",
+            started.elapsed().as_secs_f64() * 1e3
+        );
     }
 }
 
@@ -54,7 +57,7 @@ pub fn scroll(terminal: &mut ratatui::DefaultTerminal, chunk: &Path, n: usize) -
     let batches = app.log.as_ref().map_or(0, |l| l.count);
     ratatui::restore();
     let n = times.len();
-    eprintln!(
+    crate::eprint_line!(
         "log of {batches} batches indexed in {:.1} ms; {n} frames: median {:.2} ms, p99 {:.2} ms, max {:.2} ms; RssAnon {}, RssFile {}",
         indexed.as_secs_f64() * 1e3,
         times[n / 2],
@@ -146,9 +149,9 @@ pub fn keys(terminal: &mut ratatui::DefaultTerminal, chunk: &Path) -> std::io::R
     }
     ratatui::restore();
     for l in lines {
-        eprintln!("{l}");
+        crate::eprint_line!("{l}");
     }
-    eprintln!("RssAnon {}, RssFile {}", status_field("RssAnon:"), status_field("RssFile:"));
+    crate::eprint_line!("RssAnon {}, RssFile {}", status_field("RssAnon:"), status_field("RssFile:"));
     Ok(())
 }
 

@@ -184,7 +184,7 @@ pub fn debug_pause(point: &str) {
             .collect()
     });
     if let Some((_, ms)) = pauses.iter().find(|(k, _)| k == point) {
-        eprintln!("cottas-tui: debug pause at {point} for {ms} ms");
+        crate::eprint_line!("cottas-tui: debug pause at {point} for {ms} ms");
         std::thread::sleep(Duration::from_millis(*ms));
     }
 }
