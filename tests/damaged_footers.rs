@@ -4,7 +4,11 @@
 //! with the file, the byte offset and what was expected; none panics.
 //! case-7 came from the `base_rows` fuzz target: a list count of 706 million
 //! in 697 bytes of footer, which the parquet crate reserved (34 GB) before
-//! reading; `format::thrift::skim_struct` now refuses it first.
+//! reading; `format::thrift::check_struct` now refuses it first. case-8,
+//! from the same target: an i32 where the schema list belongs, which the
+//! crate read as a list header anyway (it reads fields by id, not by the
+//! type the bytes declare) and reserved 7.5 GB for; the footer's fields
+//! are now checked against the types Parquet declares.
 
 mod common;
 
@@ -15,7 +19,7 @@ fn damaged_footers_are_refused_by_every_command_without_a_panic() {
     let dir = repo().join("fixtures/damaged-footers");
     let mut cases: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     cases.sort();
-    assert!(cases.len() >= 7);
+    assert!(cases.len() >= 8);
     for case in &cases {
         let work = tempfile::tempdir().unwrap();
         let base = work.path().join("data.cottas");
@@ -65,4 +69,22 @@ fn a_damaged_bloom_filter_prunes_nothing_and_panics_nowhere() {
         };
         assert_eq!(answer(&damaged), answer(&pristine), "{q}");
     }
+}
+
+/// case-8 is refused by our check of the footer's field types, before the
+/// parquet crate reads it (the crate's own error, after its 7.5 GB
+/// reservation, was "Required field name is missing").
+#[test]
+fn a_field_of_the_wrong_type_is_refused_before_the_crate_reads_it() {
+    let work = tempfile::tempdir().unwrap();
+    let base = work.path().join("data.cottas");
+    std::fs::copy(repo().join("fixtures/damaged-footers/case-8.cottas"), &base).unwrap();
+    let o = bin().arg("dump").arg(&base).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains(
+            "at byte 983 (0x3d7): `footer.metadata`: field 2 holds an i32 where Parquet declares a list"
+        ),
+        "{text}"
+    );
 }

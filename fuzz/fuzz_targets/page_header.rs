@@ -1,15 +1,23 @@
 //! Fuzzes our Thrift-compact reading: the page-header decoder never panics,
 //! a header is never longer than its input, every span lies inside what it
-//! read; and where the footer skim and the named walk both accept a
+//! read; and where the footer check and the named walk both accept a
 //! struct, they agree on its length.
 #![no_main]
 
 use cottas_tui::format::page_header;
-use cottas_tui::format::thrift::{self, Fields, Shape::*};
+use cottas_tui::format::thrift::{self, Fields, Shape::*, Typed, Wire};
 use libfuzzer_sys::fuzz_target;
 
 const INNER: Fields = &[(1, "a", Leaf), (2, "b", Leaf)];
 const OUTER: Fields = &[(1, "n", Leaf), (2, "list", Struct(INNER)), (3, "one", Struct(INNER)), (4, "s", Leaf)];
+/// OUTER with types, for the footer check.
+const TYPED_INNER: Typed = &[(1, Wire::Int), (2, Wire::Int)];
+const TYPED_OUTER: Typed = &[
+    (1, Wire::Int),
+    (2, Wire::List(&Wire::Struct(TYPED_INNER))),
+    (3, Wire::Struct(TYPED_INNER)),
+    (4, Wire::Binary),
+];
 
 fuzz_target!(|data: &[u8]| {
     if let Ok((_, len, spans)) = page_header::decode(data, 7, "h") {
@@ -18,10 +26,11 @@ fuzz_target!(|data: &[u8]| {
             assert!(s.range.start >= 7 && s.range.end <= 7 + len, "{s:?}");
         }
     }
-    let skim = thrift::skim_struct(data, 0, "x");
+    let skim = thrift::check_struct(data, 0, "x", TYPED_OUTER);
     let (spans, walk) = thrift::walk_struct(data, 0, "x", OUTER);
-    // The two count nesting differently near the bound, so one may refuse
-    // what the other takes; when both take a struct, it is the same length.
+    // The two count nesting differently near the bound, and only the check
+    // holds fields to their types, so one may refuse what the other takes;
+    // when both take a struct, it is the same length.
     if let (Ok(a), Ok(b)) = (skim, walk) {
         assert_eq!(a, b);
     }

@@ -128,7 +128,8 @@ fn read_footer_with(bytes: &[u8], recorded_from: Option<u64>) -> Result<Footer, 
     // claims before reading it, so an unchecked count could ask for more
     // memory than the machine has and abort the process.
     if recorded_from.is_none_or(|from| from > start) {
-        if let Err(e) = super::thrift::skim_struct(metadata, start, "footer.metadata") {
+        if let Err(e) = super::thrift::check_struct(metadata, start, "footer.metadata", types::FILE_META_DATA)
+        {
             return Err((spans, e));
         }
     }
@@ -374,6 +375,112 @@ pub fn encoding_name(n: i32) -> String {
         9 => "BYTE_STREAM_SPLIT".into(),
         other => format!("encoding {other}"),
     }
+}
+
+/// What each field of parquet.thrift's footer structures holds, as the
+/// parquet crate (57) decodes them; the footer is checked against it before
+/// the crate reads it ([`super::thrift::check_struct`]). Fields the crate
+/// does not decode are skipped by both as their bytes declare.
+mod types {
+    use super::super::thrift::{Typed, Wire::*};
+
+    pub const FILE_META_DATA: Typed = &[
+        (1, Int),
+        (2, List(&Struct(SCHEMA_ELEMENT))),
+        (3, Int),
+        (4, List(&Struct(ROW_GROUP))),
+        (5, List(&Struct(KEY_VALUE))),
+        (6, Binary),
+        (7, List(&Struct(UNION_OF_EMPTY))),
+        (8, Struct(&[])),
+        (9, Binary),
+    ];
+    const SCHEMA_ELEMENT: Typed = &[
+        (1, Int),
+        (2, Int),
+        (3, Int),
+        (4, Binary),
+        (5, Int),
+        (6, Int),
+        (7, Int),
+        (8, Int),
+        (9, Int),
+        (10, Struct(LOGICAL_TYPE)),
+    ];
+    /// A union whose variants are empty structs (`ColumnOrder`, `TimeUnit`).
+    const UNION_OF_EMPTY: Typed = &[(1, Struct(&[])), (2, Struct(&[])), (3, Struct(&[]))];
+    const LOGICAL_TYPE: Typed = &[
+        (1, Struct(&[])),
+        (2, Struct(&[])),
+        (3, Struct(&[])),
+        (4, Struct(&[])),
+        (5, Struct(&[(1, Int), (2, Int)])),
+        (6, Struct(&[])),
+        (7, Struct(TIME)),
+        (8, Struct(TIME)),
+        (10, Struct(&[(1, Byte), (2, Bool)])),
+        (11, Struct(&[])),
+        (12, Struct(&[])),
+        (13, Struct(&[])),
+        (14, Struct(&[])),
+        (15, Struct(&[])),
+        (16, Struct(&[(1, Byte)])),
+        (17, Struct(&[(1, Binary)])),
+        (18, Struct(&[(1, Binary), (2, Int)])),
+    ];
+    const TIME: Typed = &[(1, Bool), (2, Struct(UNION_OF_EMPTY))];
+    const KEY_VALUE: Typed = &[(1, Binary), (2, Binary)];
+    const ROW_GROUP: Typed = &[
+        (1, List(&Struct(COLUMN_CHUNK))),
+        (2, Int),
+        (3, Int),
+        (4, List(&Struct(&[(1, Int), (2, Bool), (3, Bool)]))),
+        (5, Int),
+        (6, Int),
+        (7, Int),
+    ];
+    const COLUMN_CHUNK: Typed = &[
+        (1, Binary),
+        (2, Int),
+        (3, Struct(COLUMN_META_DATA)),
+        (4, Int),
+        (5, Int),
+        (6, Int),
+        (7, Int),
+        (8, Struct(&[])),
+        (9, Binary),
+    ];
+    const COLUMN_META_DATA: Typed = &[
+        (1, Int),
+        (2, List(&Int)),
+        (3, List(&Binary)),
+        (4, Int),
+        (5, Int),
+        (6, Int),
+        (7, Int),
+        (8, List(&Struct(KEY_VALUE))),
+        (9, Int),
+        (10, Int),
+        (11, Int),
+        (12, Struct(STATISTICS)),
+        (13, List(&Struct(&[(1, Int), (2, Int), (3, Int)]))),
+        (14, Int),
+        (15, Int),
+        (16, Struct(&[(1, Int), (2, List(&Int)), (3, List(&Int))])),
+        (17, Struct(&[(1, Struct(BOUNDING_BOX)), (2, List(&Int))])),
+    ];
+    const STATISTICS: Typed =
+        &[(1, Binary), (2, Binary), (3, Int), (4, Int), (5, Binary), (6, Binary), (7, Bool), (8, Bool)];
+    const BOUNDING_BOX: Typed = &[
+        (1, Double),
+        (2, Double),
+        (3, Double),
+        (4, Double),
+        (5, Double),
+        (6, Double),
+        (7, Double),
+        (8, Double),
+    ];
 }
 
 /// Field names of parquet.thrift's footer structures, for the footer's

@@ -1,7 +1,7 @@
 //! The Thrift compact protocol, read with spans and bounds: the one reader
 //! under our Parquet page-header decoder ([`super::page_header`]) and the
 //! check every Parquet footer passes before the parquet crate decodes it
-//! ([`skim_struct`]).
+//! ([`check_struct`]).
 //!
 //! In brief: a field begins with one byte, the high nibble the id delta from
 //! the previous field (0: a zigzag varint id follows) and the low nibble the
@@ -76,12 +76,85 @@ pub fn walk_struct_within(
     (r.spans, result)
 }
 
+/// What a field of a known struct holds on the wire, as the reader that
+/// decodes the bytes after [`check_struct`] expects it.
+#[derive(Clone, Copy, Debug)]
+pub enum Wire {
+    Bool,
+    /// One raw byte (Thrift `byte`, `i8`).
+    Byte,
+    /// A zigzag varint: `i16`, `i32`, `i64` and enums.
+    Int,
+    Double,
+    /// `string` or `binary`.
+    Binary,
+    List(&'static Wire),
+    /// A struct or union with these fields; others are skipped.
+    Struct(Typed),
+}
+
+/// A compact type id as parquet.thrift spells the type.
+fn type_name(ty: u8) -> &'static str {
+    match ty {
+        T_TRUE | T_FALSE => "a bool",
+        T_BYTE => "a byte",
+        T_I16 => "an i16",
+        T_I32 => "an i32",
+        T_I64 => "an i64",
+        T_DOUBLE => "a double",
+        T_BINARY => "a binary",
+        T_LIST => "a list",
+        T_SET => "a set",
+        T_MAP => "a map",
+        T_STRUCT => "a struct",
+        _ => "an unknown type",
+    }
+}
+
+/// The fields of a struct by id, with what each holds.
+pub type Typed = &'static [(i16, Wire)];
+
+impl Wire {
+    /// Whether a field of compact type `ty` holds this.
+    fn is(self, ty: u8) -> bool {
+        match self {
+            Wire::Bool => ty == T_TRUE || ty == T_FALSE,
+            Wire::Byte => ty == T_BYTE,
+            Wire::Int => (T_I16..=T_I64).contains(&ty),
+            Wire::Double => ty == T_DOUBLE,
+            Wire::Binary => ty == T_BINARY,
+            Wire::List(_) => ty == T_LIST || ty == T_SET,
+            Wire::Struct(_) => ty == T_STRUCT,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Wire::Bool => "a boolean",
+            Wire::Byte => "a byte",
+            Wire::Int => "an integer",
+            Wire::Double => "a double",
+            Wire::Binary => "a string",
+            Wire::List(_) => "a list",
+            Wire::Struct(_) => "a struct",
+        }
+    }
+}
+
 /// Checks that `bytes` begin with one well-formed compact struct, every
-/// length and count within what is left, nested at most a bounded depth;
+/// length and count within what is left, nested at most a bounded depth,
+/// and every field `fields` names (at any depth) of the type it names;
 /// returns its length. `at` is the file offset of `bytes[0]`, for errors.
-pub fn skim_struct(bytes: &[u8], at: u64, name: &str) -> Result<u64, FormatError> {
+///
+/// The types matter because the parquet crate's decoder reads a field by
+/// its id and ignores the type the bytes declare: an `i32` where the schema
+/// list belongs was read as a list header whose count (66 million) it
+/// reserved room for, 7.5 GB, before reading an element (found by the
+/// `base_rows` fuzz target). With the types checked, the crate reads the
+/// bytes as this walk did, and every count it reserves was bounded here.
+pub fn check_struct(bytes: &[u8], at: u64, name: &str, fields: Typed) -> Result<u64, FormatError> {
     let mut r = Reader::new(bytes, at, name);
-    r.fields(0, |r, _, ty| r.skip(ty, 1))?;
+    r.check_fields(fields, 0)?;
     Ok(r.pos as u64)
 }
 
@@ -222,10 +295,8 @@ impl<'a> Reader<'a> {
     }
 
     fn skip_list(&mut self, depth: usize) -> Result<(), FormatError> {
-        let head = self.byte()?;
-        let n = if head >> 4 == 15 { self.varint()? } else { u64::from(head >> 4) };
-        let ty = head & 0x0f;
-        self.skip_elements(n, ty, depth)
+        let (n, ty) = self.list_head()?;
+        (0..n).try_for_each(|_| self.skip_element(ty, depth))
     }
 
     fn skip_map(&mut self, depth: usize) -> Result<(), FormatError> {
@@ -241,16 +312,6 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// `n` elements of type `ty`; each takes at least one byte, so a count
-    /// larger than the bytes left is refused before looping.
-    fn skip_elements(&mut self, n: u64, ty: u8, depth: usize) -> Result<(), FormatError> {
-        let left = (self.bytes.len() - self.pos) as u64;
-        if n > left {
-            return Err(self.error(self.pos, format!("a list of {n} elements with {left} bytes left")));
-        }
-        (0..n).try_for_each(|_| self.skip_element(ty, depth))
-    }
-
     /// An element of a list or map: booleans take a byte there.
     fn skip_element(&mut self, ty: u8, depth: usize) -> Result<(), FormatError> {
         if depth >= MAX_DEPTH {
@@ -260,6 +321,43 @@ impl<'a> Reader<'a> {
             T_TRUE | T_FALSE => self.byte().map(drop),
             _ => self.skip(ty, depth + 1),
         }
+    }
+
+    fn check_fields(&mut self, fields: Typed, depth: usize) -> Result<(), FormatError> {
+        self.fields(depth, |r, id, ty| match fields.iter().find(|f| f.0 == id) {
+            Some(&(_, wire)) if wire.is(ty) => r.check_value(wire, ty, depth + 1),
+            Some(&(_, wire)) => Err(r.error(
+                r.pos.saturating_sub(1),
+                format!("field {id} holds {} where Parquet declares {}", type_name(ty), wire.describe()),
+            )),
+            None => r.skip(ty, depth + 1),
+        })
+    }
+
+    /// A value of compact type `ty`, which `wire` accepts.
+    fn check_value(&mut self, wire: Wire, ty: u8, depth: usize) -> Result<(), FormatError> {
+        match wire {
+            Wire::Struct(fields) => self.check_fields(fields, depth),
+            Wire::List(element) => self.check_list(*element, depth),
+            _ => self.skip(ty, depth),
+        }
+    }
+
+    fn check_list(&mut self, element: Wire, depth: usize) -> Result<(), FormatError> {
+        let start = self.pos;
+        let (n, ty) = self.list_head()?;
+        if n > 0 && !element.is(ty) {
+            let detail = format!("a list of {} where Parquet declares {}", type_name(ty), element.describe());
+            return Err(self.error(start, detail));
+        }
+        if depth >= MAX_DEPTH {
+            return Err(self.error(self.pos, format!("structures nested deeper than {MAX_DEPTH}")));
+        }
+        (0..n).try_for_each(|_| match element {
+            // In a list a boolean takes a byte of its own.
+            Wire::Bool => self.byte().map(drop),
+            _ => self.check_value(element, ty, depth + 1),
+        })
     }
 
     /// A boolean field (its value is in the type nibble), recorded as a span.
@@ -321,14 +419,21 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn walk_list(&mut self, path: &mut String, shape: Shape, depth: usize) -> Result<(), FormatError> {
+    /// A list's size/type byte (and its count when it does not fit the
+    /// nibble): `(elements, element type)`. Each element takes at least one
+    /// byte, so a count beyond the bytes left is refused here.
+    fn list_head(&mut self) -> Result<(u64, u8), FormatError> {
         let head = self.byte()?;
         let n = if head >> 4 == 15 { self.varint()? } else { u64::from(head >> 4) };
-        let ty = head & 0x0f;
         let left = (self.bytes.len() - self.pos) as u64;
         if n > left {
             return Err(self.error(self.pos, format!("a list of {n} elements with {left} bytes left")));
         }
+        Ok((n, head & 0x0f))
+    }
+
+    fn walk_list(&mut self, path: &mut String, shape: Shape, depth: usize) -> Result<(), FormatError> {
+        let (n, ty) = self.list_head()?;
         if depth >= MAX_DEPTH {
             return Err(self.error(self.pos, format!("structures nested deeper than {MAX_DEPTH}")));
         }
@@ -387,5 +492,51 @@ impl std::fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let shown: String = String::from_utf8_lossy(self.0).chars().take(48).collect();
         write!(f, "{shown:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POINT: Typed = &[(1, Int)];
+    const HOLDER: Typed = &[(1, List(&Wire::Struct(POINT))), (2, Wire::Bool)];
+    use Wire::{Int, List};
+
+    fn check(bytes: &[u8], fields: Typed) -> Result<u64, String> {
+        check_struct(bytes, 100, "t", fields).map_err(|e| e.to_string())
+    }
+
+    /// Fields the table names must be of its type, at every depth; other
+    /// fields are skipped whatever their type.
+    #[test]
+    fn fields_are_checked_against_their_declared_types() {
+        // { 1: [ { 1: 2 } ], 2: true, 3: "a" (unnamed) }
+        let good = [0x19, 0x1c, 0x15, 0x04, 0x00, 0x11, 0x18, 0x01, b'a', 0x00];
+        assert_eq!(check(&good, HOLDER), Ok(10));
+        // 1 is an i32 where a list is declared (a list header would follow).
+        let e = check(&[0x15, 0xf6, 0xff, 0xff, 0xff, 0x0f, 0x00], HOLDER).unwrap_err();
+        assert!(
+            e.contains("at byte 100") && e.contains("field 1 holds an i32 where Parquet declares a list"),
+            "{e}"
+        );
+        // A list of i32 where structs are declared.
+        let e = check(&[0x19, 0x15, 0x04, 0x00], HOLDER).unwrap_err();
+        assert!(
+            e.contains("at byte 101") && e.contains("a list of an i32 where Parquet declares a struct"),
+            "{e}"
+        );
+        // Inside the list's struct, a binary where an i32 is declared.
+        let e = check(&[0x19, 0x1c, 0x18, 0x01, b'a', 0x00, 0x00], HOLDER).unwrap_err();
+        assert!(
+            e.contains("at byte 102")
+                && e.contains("field 1 holds a binary where Parquet declares an integer"),
+            "{e}"
+        );
+        // An empty list may declare any element type.
+        assert_eq!(check(&[0x19, 0x05, 0x00], HOLDER), Ok(3));
+        // A count beyond the bytes left is refused whatever the types.
+        let e = check(&[0x19, 0xfc, 0xff, 0xff, 0x7f, 0x00], HOLDER).unwrap_err();
+        assert!(e.contains("a list of 2097151 elements with 1 bytes left"), "{e}");
     }
 }
