@@ -135,6 +135,19 @@ impl CompactPlan {
     pub fn nothing_to_fold(&self) -> bool {
         self.batches_folded == 0
     }
+
+    /// Nothing to fold, and the log holds only batches an earlier
+    /// compaction folded (it was killed before emptying the log), with no
+    /// torn tail: [`compact`] drops them. The one test of it, for every
+    /// front end.
+    pub fn finishes_truncation(&self) -> bool {
+        self.nothing_to_fold() && self.batches_shadowed > 0 && self.log_leftover == 0
+    }
+
+    /// Whether [`compact`] would change anything.
+    pub fn has_work(&self) -> bool {
+        !self.nothing_to_fold() || self.finishes_truncation()
+    }
 }
 
 impl std::fmt::Display for CompactPlan {
@@ -333,7 +346,7 @@ pub fn compact(
     }
     drop((store, snap));
     crate::store::versions::remove_dead_debris(chunk)?;
-    let finished = if plan.batches_shadowed > 0 { drop_folded_batches(chunk, opts.wait)? } else { None };
+    let finished = if plan.finishes_truncation() { drop_folded_batches(chunk, opts.wait)? } else { None };
     Ok(Compaction::NothingToFold { plan, finished })
 }
 
@@ -452,8 +465,7 @@ fn drop_folded_batches(
     let log_path = chunk.join(LOG);
     let snap = read_log(&log_path)?;
     let plan = make_plan(chunk, &store, &snap)?;
-    let torn = snap.bytes.len() as u64 > snap.committed_len();
-    if !plan.nothing_to_fold() || plan.batches_shadowed == 0 || torn {
+    if !plan.finishes_truncation() {
         return Ok(None);
     }
     let header = deltalog::encode_header();

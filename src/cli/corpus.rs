@@ -372,10 +372,8 @@ fn compact(args: &CompactAllArgs, out: &mut impl Write) -> Result<ExitCode> {
             continue;
         }
         match crate::compact::plan(chunk) {
-            Ok(plan) if plan.nothing_to_fold() && plan.batches_shadowed == 0 => {
-                writeln!(out, "{name}: skipped, nothing to fold")?
-            }
-            Ok(plan) if args.dry_run && plan.nothing_to_fold() => {
+            Ok(plan) if !plan.has_work() => writeln!(out, "{name}: skipped, nothing to fold")?,
+            Ok(plan) if args.dry_run && plan.finishes_truncation() => {
                 writeln!(out, "{name}: would drop the batches an interrupted compaction folded\n{plan}")?
             }
             Ok(plan) if args.dry_run => writeln!(out, "{name}: would compact\n{plan}")?,

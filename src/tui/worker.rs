@@ -245,10 +245,8 @@ fn update(ctx: &Context, text: &str) -> Result<String, String> {
 
 fn plan_compaction(chunk: &Path) -> Result<Confirm, String> {
     match compact::plan(chunk) {
-        Ok(p) if p.nothing_to_fold() && p.batches_shadowed == 0 => {
-            Err("nothing to fold: the log has no visible batch".into())
-        }
-        Ok(p) if p.nothing_to_fold() => Ok(Confirm {
+        Ok(p) if !p.has_work() => Err("nothing to fold: the log has no visible batch".into()),
+        Ok(p) if p.finishes_truncation() => Ok(Confirm {
             title: "Finish an interrupted compaction?".into(),
             text: format!(
                 "{p}\n\nA compaction stopped after flipping `current` and before emptying the log. Press y to drop the folded batches (their bytes are saved beside the log), n to cancel."
