@@ -3,12 +3,19 @@
 //!
 //! Shared by import (rows from the external sort) and compaction (base rows
 //! merged with the delta), so both produce byte-identical versions for the
-//! same quads. Row groups are encoded on a second thread while the caller
-//! produces the next one; dictionary ids for the sidecars are collected as
-//! rows pass, so the base is never decoded again.
+//! same quads. The caller's thread only gathers rows into row groups; each
+//! full row group goes to two threads at once: one encodes it into the base,
+//! the other collects its dictionary ids for the sidecars (so the base is
+//! never decoded again). Collecting ids on the caller's thread had made it
+//! the import's critical path: it merged the sorted runs and hashed every
+//! cell, and the encoders waited for each row group while the second core
+//! idled (a fifth of the vocabularies' import, `perf` by thread).
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use crate::store::base::writer::{BaseOptions, BaseWriter, Cells};
 use crate::store::sidecars::stream::{Mode, SidecarWriter};
@@ -27,24 +34,36 @@ pub struct Written {
 
 type Columns = [Cells; 4];
 
+/// A full row group, read by the encoder and the id collector at once.
+type Shared = Arc<Columns>;
+
 pub struct VersionSink {
     dir: PathBuf,
     rg_size: usize,
     /// One row group's cells, one byte arena per column.
     columns: Columns,
-    tx: Option<std::sync::mpsc::SyncSender<Columns>>,
-    /// Row groups the writer thread has encoded, emptied, for the next one:
-    /// a fresh arena grew by doubling and faulted in new pages for every row
+    to_writer: Option<SyncSender<Shared>>,
+    to_collector: Option<SyncSender<Shared>>,
+    /// Row groups both threads are done with, emptied, for the next one: a
+    /// fresh arena grew by doubling and faulted in new pages for every row
     /// group (a tenth of the importing thread's time on long literals).
-    recycled: std::sync::mpsc::Receiver<Columns>,
-    write_thread: Option<std::thread::JoinHandle<parquet::errors::Result<Vec<usize>>>>,
-    /// Taken when the sidecars are built.
-    collector: Option<SidecarWriter>,
-    /// Rows of each row group sent to the writer thread.
+    recycled: Receiver<Columns>,
+    write_thread: Option<JoinHandle<parquet::errors::Result<Vec<usize>>>>,
+    collect_thread: Option<JoinHandle<io::Result<SidecarWriter>>>,
+    /// Rows of each row group sent to the two threads.
     sent: Vec<usize>,
     rows: u64,
     /// The previous row, to refuse rows out of SPOG order or repeated.
     last: Vec<u8>,
+}
+
+/// Hands a row group back for reuse once its last reader lets go of it.
+fn release(shared: Shared, give_back: &Sender<Columns>) {
+    if let Some(mut columns) = Arc::into_inner(shared) {
+        columns.iter_mut().for_each(Cells::clear);
+        // The sink may be finishing and gone: then nobody needs it.
+        let _ = give_back.send(columns);
+    }
 }
 
 impl VersionSink {
@@ -60,27 +79,37 @@ impl VersionSink {
         let base_path = dir.join(BASE);
         let mut writer = BaseWriter::create(&base_path, opts)
             .map_err(|e| StoreError::parquet(&base_path, "writing", e))?;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Columns>(2);
+        let mut collector = SidecarWriter::new(dir, spill_dir, budget, Mode::Write)
+            .map_err(|e| StoreError::io(spill_dir, e))?;
         let (give_back, recycled) = std::sync::mpsc::channel::<Columns>();
+        let (to_writer, for_writer) = std::sync::mpsc::sync_channel::<Shared>(2);
+        let writer_gives_back = give_back.clone();
         let write_thread = std::thread::spawn(move || -> parquet::errors::Result<Vec<usize>> {
-            for mut columns in rx {
+            for columns in for_writer {
                 writer.write_columns(&columns)?;
-                columns.iter_mut().for_each(Cells::clear);
-                // The sink may be finishing and gone: then nobody needs it.
-                let _ = give_back.send(columns);
+                release(columns, &writer_gives_back);
             }
             writer.finish()
         });
-        let collector = SidecarWriter::new(dir, spill_dir, budget, Mode::Write)
-            .map_err(|e| StoreError::io(spill_dir, e))?;
+        let (to_collector, for_collector) = std::sync::mpsc::sync_channel::<Shared>(2);
+        let collect_thread = std::thread::spawn(move || -> io::Result<SidecarWriter> {
+            for columns in for_collector {
+                for i in 0..columns[0].len() {
+                    collector.push(std::array::from_fn(|c| columns[c].get(i)))?;
+                }
+                release(columns, &give_back);
+            }
+            Ok(collector)
+        });
         Ok(VersionSink {
             dir: dir.to_path_buf(),
             rg_size: opts.row_group_size.max(1),
             columns: Default::default(),
-            tx: Some(tx),
+            to_writer: Some(to_writer),
+            to_collector: Some(to_collector),
             recycled,
             write_thread: Some(write_thread),
-            collector: Some(collector),
+            collect_thread: Some(collect_thread),
             sent: Vec::new(),
             rows: 0,
             last: Vec::new(),
@@ -115,9 +144,11 @@ impl VersionSink {
             }
             self.last = key;
         }
-        self.collector.as_mut().ok_or_else(|| io::Error::other("the sink is finished"))?.push(row)?;
+        if self.to_collector.is_none() {
+            return Err(io::Error::other("the sink is finished"));
+        }
         for (c, cell) in row.iter().enumerate() {
-            self.columns[c].push(cell);
+            self.columns[c].push_toward(cell, self.rg_size);
         }
         self.rows += 1;
         if self.columns[0].len() == self.rg_size {
@@ -131,10 +162,13 @@ impl VersionSink {
             Ok(empty) => empty,
             Err(_) => self.columns.each_ref().map(Cells::sized_like),
         };
-        let cols = std::mem::replace(&mut self.columns, next);
-        self.sent.push(cols[0].len());
-        match &self.tx {
-            Some(tx) if tx.send(cols).is_ok() => Ok(()),
+        let full = Arc::new(std::mem::replace(&mut self.columns, next));
+        self.sent.push(full[0].len());
+        let to_writer = self.to_writer.as_ref().map(|tx| tx.send(Arc::clone(&full)));
+        let to_collector = self.to_collector.as_ref().map(|tx| tx.send(full));
+        match (to_writer, to_collector) {
+            (Some(Ok(())), Some(Ok(()))) => Ok(()),
+            (Some(Ok(())), _) => Err(io::Error::other("the sidecar collector stopped")),
             _ => Err(io::Error::other("the base writer stopped")),
         }
     }
@@ -145,16 +179,25 @@ impl VersionSink {
     pub fn finish(mut self) -> Result<Written, StoreError> {
         let base_path = self.dir.join(BASE);
         let sent = if self.columns[0].is_empty() { Ok(()) } else { self.send() };
-        drop(self.tx.take());
+        drop(self.to_writer.take());
+        drop(self.to_collector.take());
         let write_thread = self.write_thread.take().expect("finish runs once");
-        let wrote_sidecars = if sent.is_ok() { self.write_sidecars() } else { Ok(0) };
+        let collect_thread = self.collect_thread.take().expect("finish runs once");
+        let collected = collect_thread
+            .join()
+            .map_err(|_| StoreError::write(&self.dir, io::Error::other("the sidecar collector panicked")))?;
+        let wrote_sidecars = match (&sent, collected) {
+            (Ok(()), Ok(collector)) => self.write_sidecars(collector),
+            (_, Err(e)) => Err(StoreError::write(&self.dir, e)),
+            (Err(_), Ok(_)) => Ok(0),
+        };
         let written = write_thread
             .join()
             .map_err(|_| StoreError::parquet(&base_path, "writing", "the base writer thread panicked"))?;
-        // A writer error explains a failed send better than the send's own error.
+        // A thread's own error explains a failed send better than the send's.
         let rg_sizes = written.map_err(|e| StoreError::parquet(&base_path, "writing the base", e))?;
-        sent.map_err(|e| StoreError::io(&base_path, e))?;
         let graphs = wrote_sidecars?;
+        sent.map_err(|e| StoreError::io(&base_path, e))?;
         if rg_sizes != self.sent {
             return Err(StoreError::parquet(&base_path, "writing", "row groups differ from the rows sent"));
         }
@@ -165,20 +208,23 @@ impl VersionSink {
 
     /// Writes the 11 sidecars (streamed, each fsynced); returns the number
     /// of named graphs.
-    fn write_sidecars(&mut self) -> Result<u64, StoreError> {
-        let collector = self.collector.take().expect("sidecars are written once");
+    fn write_sidecars(&self, collector: SidecarWriter) -> Result<u64, StoreError> {
         let built = collector.finish(&self.sent).map_err(|e| StoreError::write(&self.dir, e))?;
         Ok(built.graphs)
     }
 }
 
 /// A sink dropped before `finish` (an error, or a compaction that starts over
-/// through the sort) stops its writer thread before it is gone, so nothing
-/// writes to the version's files once the caller moves on.
+/// through the sort) stops its threads before it is gone, so nothing writes
+/// to the version's files once the caller moves on.
 impl Drop for VersionSink {
     fn drop(&mut self) {
-        drop(self.tx.take());
+        drop(self.to_writer.take());
+        drop(self.to_collector.take());
         if let Some(thread) = self.write_thread.take() {
+            let _ = thread.join();
+        }
+        if let Some(thread) = self.collect_thread.take() {
             let _ = thread.join();
         }
     }
