@@ -128,7 +128,8 @@ fn read_footer_with(bytes: &[u8], recorded_from: Option<u64>) -> Result<Footer, 
     // claims before reading it, so an unchecked count could ask for more
     // memory than the machine has and abort the process.
     if recorded_from.is_none_or(|from| from > start) {
-        if let Err(e) = super::thrift::check_struct(metadata, start, "footer.metadata", types::FILE_META_DATA)
+        if let Err(e) =
+            super::thrift::check_struct(metadata, start, "footer.metadata", fields::FILE_META_DATA)
         {
             return Err((spans, e));
         }
@@ -377,177 +378,130 @@ pub fn encoding_name(n: i32) -> String {
     }
 }
 
-/// What each field of parquet.thrift's footer structures holds, as the
-/// parquet crate (57) decodes them; the footer is checked against it before
-/// the crate reads it ([`super::thrift::check_struct`]). Fields the crate
-/// does not decode are skipped by both as their bytes declare.
-mod types {
-    use super::super::thrift::{Typed, Wire::*};
-
-    pub const FILE_META_DATA: Typed = &[
-        (1, Int),
-        (2, List(&Struct(SCHEMA_ELEMENT))),
-        (3, Int),
-        (4, List(&Struct(ROW_GROUP))),
-        (5, List(&Struct(KEY_VALUE))),
-        (6, Binary),
-        (7, List(&Struct(UNION_OF_EMPTY))),
-        (8, Struct(&[])),
-        (9, Binary),
-    ];
-    const SCHEMA_ELEMENT: Typed = &[
-        (1, Int),
-        (2, Int),
-        (3, Int),
-        (4, Binary),
-        (5, Int),
-        (6, Int),
-        (7, Int),
-        (8, Int),
-        (9, Int),
-        (10, Struct(LOGICAL_TYPE)),
-    ];
-    /// A union whose variants are empty structs (`ColumnOrder`, `TimeUnit`).
-    const UNION_OF_EMPTY: Typed = &[(1, Struct(&[])), (2, Struct(&[])), (3, Struct(&[]))];
-    const LOGICAL_TYPE: Typed = &[
-        (1, Struct(&[])),
-        (2, Struct(&[])),
-        (3, Struct(&[])),
-        (4, Struct(&[])),
-        (5, Struct(&[(1, Int), (2, Int)])),
-        (6, Struct(&[])),
-        (7, Struct(TIME)),
-        (8, Struct(TIME)),
-        (10, Struct(&[(1, Byte), (2, Bool)])),
-        (11, Struct(&[])),
-        (12, Struct(&[])),
-        (13, Struct(&[])),
-        (14, Struct(&[])),
-        (15, Struct(&[])),
-        (16, Struct(&[(1, Byte)])),
-        (17, Struct(&[(1, Binary)])),
-        (18, Struct(&[(1, Binary), (2, Int)])),
-    ];
-    const TIME: Typed = &[(1, Bool), (2, Struct(UNION_OF_EMPTY))];
-    const KEY_VALUE: Typed = &[(1, Binary), (2, Binary)];
-    const ROW_GROUP: Typed = &[
-        (1, List(&Struct(COLUMN_CHUNK))),
-        (2, Int),
-        (3, Int),
-        (4, List(&Struct(&[(1, Int), (2, Bool), (3, Bool)]))),
-        (5, Int),
-        (6, Int),
-        (7, Int),
-    ];
-    const COLUMN_CHUNK: Typed = &[
-        (1, Binary),
-        (2, Int),
-        (3, Struct(COLUMN_META_DATA)),
-        (4, Int),
-        (5, Int),
-        (6, Int),
-        (7, Int),
-        (8, Struct(&[])),
-        (9, Binary),
-    ];
-    const COLUMN_META_DATA: Typed = &[
-        (1, Int),
-        (2, List(&Int)),
-        (3, List(&Binary)),
-        (4, Int),
-        (5, Int),
-        (6, Int),
-        (7, Int),
-        (8, List(&Struct(KEY_VALUE))),
-        (9, Int),
-        (10, Int),
-        (11, Int),
-        (12, Struct(STATISTICS)),
-        (13, List(&Struct(&[(1, Int), (2, Int), (3, Int)]))),
-        (14, Int),
-        (15, Int),
-        (16, Struct(&[(1, Int), (2, List(&Int)), (3, List(&Int))])),
-        (17, Struct(&[(1, Struct(BOUNDING_BOX)), (2, List(&Int))])),
-    ];
-    const STATISTICS: Typed =
-        &[(1, Binary), (2, Binary), (3, Int), (4, Int), (5, Binary), (6, Binary), (7, Bool), (8, Bool)];
-    const BOUNDING_BOX: Typed = &[
-        (1, Double),
-        (2, Double),
-        (3, Double),
-        (4, Double),
-        (5, Double),
-        (6, Double),
-        (7, Double),
-        (8, Double),
-    ];
-}
-
-/// Field names of parquet.thrift's footer structures, for the footer's
-/// spans (`footer_fields`). Only names: the values are checked by
-/// [`read_footer`].
-mod names {
-    use super::super::thrift::{Fields, Shape::*};
+/// parquet.thrift's footer structures, as the parquet crate (57) decodes
+/// them: each field's name (the footer's spans, [`footer_fields`]) and what
+/// it holds (the check every footer passes before the crate reads it,
+/// [`super::thrift::check_struct`]). Fields the crate does not decode are
+/// skipped by both as their bytes declare.
+mod fields {
+    use super::super::thrift::{Fields, Wire::*};
 
     pub const FILE_META_DATA: Fields = &[
-        (1, "version", Leaf),
-        (2, "schema", Struct(SCHEMA_ELEMENT)),
-        (3, "num_rows", Leaf),
-        (4, "row_groups", Struct(ROW_GROUP)),
-        (5, "key_value_metadata", Struct(KEY_VALUE)),
-        (6, "created_by", Leaf),
+        (1, "version", Int),
+        (2, "schema", List(&Struct(SCHEMA_ELEMENT))),
+        (3, "num_rows", Int),
+        (4, "row_groups", List(&Struct(ROW_GROUP))),
+        (5, "key_value_metadata", List(&Struct(KEY_VALUE))),
+        (6, "created_by", Binary),
+        (7, "column_orders", List(&Struct(COLUMN_ORDER))),
+        (8, "encryption_algorithm", Struct(&[])),
+        (9, "footer_signing_key_metadata", Binary),
     ];
     const SCHEMA_ELEMENT: Fields = &[
-        (1, "type", Leaf),
-        (2, "type_length", Leaf),
-        (3, "repetition_type", Leaf),
-        (4, "name", Leaf),
-        (5, "num_children", Leaf),
-        (6, "converted_type", Leaf),
-        (9, "field_id", Leaf),
+        (1, "type", Int),
+        (2, "type_length", Int),
+        (3, "repetition_type", Int),
+        (4, "name", Binary),
+        (5, "num_children", Int),
+        (6, "converted_type", Int),
+        (7, "scale", Int),
+        (8, "precision", Int),
+        (9, "field_id", Int),
+        (10, "logical_type", Struct(LOGICAL_TYPE)),
     ];
-    const KEY_VALUE: Fields = &[(1, "key", Leaf), (2, "value", Leaf)];
+    const COLUMN_ORDER: Fields = &[(1, "TYPE_ORDER", Struct(&[]))];
+    const LOGICAL_TYPE: Fields = &[
+        (1, "STRING", Struct(&[])),
+        (2, "MAP", Struct(&[])),
+        (3, "LIST", Struct(&[])),
+        (4, "ENUM", Struct(&[])),
+        (5, "DECIMAL", Struct(&[(1, "scale", Int), (2, "precision", Int)])),
+        (6, "DATE", Struct(&[])),
+        (7, "TIME", Struct(TIME)),
+        (8, "TIMESTAMP", Struct(TIME)),
+        (10, "INTEGER", Struct(&[(1, "bitWidth", Byte), (2, "isSigned", Bool)])),
+        (11, "UNKNOWN", Struct(&[])),
+        (12, "JSON", Struct(&[])),
+        (13, "BSON", Struct(&[])),
+        (14, "UUID", Struct(&[])),
+        (15, "FLOAT16", Struct(&[])),
+        (16, "VARIANT", Struct(&[(1, "specification_version", Byte)])),
+        (17, "GEOMETRY", Struct(&[(1, "crs", Binary)])),
+        (18, "GEOGRAPHY", Struct(&[(1, "crs", Binary), (2, "algorithm", Int)])),
+    ];
+    /// `TimeType` and `TimestampType`.
+    const TIME: Fields = &[(1, "isAdjustedToUTC", Bool), (2, "unit", Struct(TIME_UNIT))];
+    const TIME_UNIT: Fields =
+        &[(1, "MILLIS", Struct(&[])), (2, "MICROS", Struct(&[])), (3, "NANOS", Struct(&[]))];
+    const KEY_VALUE: Fields = &[(1, "key", Binary), (2, "value", Binary)];
     const ROW_GROUP: Fields = &[
-        (1, "columns", Struct(COLUMN_CHUNK)),
-        (2, "total_byte_size", Leaf),
-        (3, "num_rows", Leaf),
-        (5, "file_offset", Leaf),
-        (6, "total_compressed_size", Leaf),
-        (7, "ordinal", Leaf),
+        (1, "columns", List(&Struct(COLUMN_CHUNK))),
+        (2, "total_byte_size", Int),
+        (3, "num_rows", Int),
+        (4, "sorting_columns", List(&Struct(SORTING_COLUMN))),
+        (5, "file_offset", Int),
+        (6, "total_compressed_size", Int),
+        (7, "ordinal", Int),
     ];
+    const SORTING_COLUMN: Fields =
+        &[(1, "column_idx", Int), (2, "descending", Bool), (3, "nulls_first", Bool)];
     const COLUMN_CHUNK: Fields = &[
-        (1, "file_path", Leaf),
-        (2, "file_offset", Leaf),
+        (1, "file_path", Binary),
+        (2, "file_offset", Int),
         (3, "meta_data", Struct(COLUMN_META_DATA)),
-        (4, "offset_index_offset", Leaf),
-        (5, "offset_index_length", Leaf),
-        (6, "column_index_offset", Leaf),
-        (7, "column_index_length", Leaf),
+        (4, "offset_index_offset", Int),
+        (5, "offset_index_length", Int),
+        (6, "column_index_offset", Int),
+        (7, "column_index_length", Int),
+        (8, "crypto_metadata", Struct(&[])),
+        (9, "encrypted_column_metadata", Binary),
     ];
     const COLUMN_META_DATA: Fields = &[
-        (1, "type", Leaf),
-        (2, "encodings", Leaf),
-        (3, "path_in_schema", Leaf),
-        (4, "codec", Leaf),
-        (5, "num_values", Leaf),
-        (6, "total_uncompressed_size", Leaf),
-        (7, "total_compressed_size", Leaf),
-        (9, "data_page_offset", Leaf),
-        (10, "index_page_offset", Leaf),
-        (11, "dictionary_page_offset", Leaf),
+        (1, "type", Int),
+        (2, "encodings", List(&Int)),
+        (3, "path_in_schema", List(&Binary)),
+        (4, "codec", Int),
+        (5, "num_values", Int),
+        (6, "total_uncompressed_size", Int),
+        (7, "total_compressed_size", Int),
+        (8, "key_value_metadata", List(&Struct(KEY_VALUE))),
+        (9, "data_page_offset", Int),
+        (10, "index_page_offset", Int),
+        (11, "dictionary_page_offset", Int),
         (12, "statistics", Struct(STATISTICS)),
-        (14, "bloom_filter_offset", Leaf),
-        (15, "bloom_filter_length", Leaf),
+        (13, "encoding_stats", List(&Struct(PAGE_ENCODING_STATS))),
+        (14, "bloom_filter_offset", Int),
+        (15, "bloom_filter_length", Int),
+        (16, "size_statistics", Struct(SIZE_STATISTICS)),
+        (17, "geospatial_statistics", Struct(GEOSPATIAL_STATISTICS)),
     ];
     const STATISTICS: Fields = &[
-        (1, "max", Leaf),
-        (2, "min", Leaf),
-        (3, "null_count", Leaf),
-        (4, "distinct_count", Leaf),
-        (5, "max_value", Leaf),
-        (6, "min_value", Leaf),
-        (7, "is_max_value_exact", Leaf),
-        (8, "is_min_value_exact", Leaf),
+        (1, "max", Binary),
+        (2, "min", Binary),
+        (3, "null_count", Int),
+        (4, "distinct_count", Int),
+        (5, "max_value", Binary),
+        (6, "min_value", Binary),
+        (7, "is_max_value_exact", Bool),
+        (8, "is_min_value_exact", Bool),
+    ];
+    const PAGE_ENCODING_STATS: Fields = &[(1, "page_type", Int), (2, "encoding", Int), (3, "count", Int)];
+    const SIZE_STATISTICS: Fields = &[
+        (1, "unencoded_byte_array_data_bytes", Int),
+        (2, "repetition_level_histogram", List(&Int)),
+        (3, "definition_level_histogram", List(&Int)),
+    ];
+    const GEOSPATIAL_STATISTICS: Fields =
+        &[(1, "bbox", Struct(BOUNDING_BOX)), (2, "geospatial_types", List(&Int))];
+    const BOUNDING_BOX: Fields = &[
+        (1, "xmin", Double),
+        (2, "xmax", Double),
+        (3, "ymin", Double),
+        (4, "ymax", Double),
+        (5, "zmin", Double),
+        (6, "zmax", Double),
+        (7, "mmin", Double),
+        (8, "mmax", Double),
     ];
 }
 
@@ -564,6 +518,6 @@ pub fn footer_fields_within(bytes: &[u8], keep: std::ops::Range<u64>) -> (Vec<Sp
     let Ok((start, len)) = framing(bytes).1 else { return (Vec::new(), None) };
     let metadata = &bytes[start as usize..(start + len) as usize];
     let (spans, result) =
-        super::thrift::walk_struct_within(metadata, start, "footer", names::FILE_META_DATA, keep);
+        super::thrift::walk_struct_within(metadata, start, "footer", fields::FILE_META_DATA, keep);
     (spans, result.err())
 }

@@ -34,17 +34,11 @@ pub(crate) const T_STRUCT: u8 = 12;
 /// element's logical type ▸ time unit).
 const MAX_DEPTH: usize = 32;
 
-/// The field names of a Thrift struct, for spans: `(id, name, shape of the
-/// value or of a list's elements)`. Fields not listed are skipped unnamed.
-pub type Fields = &'static [(i16, &'static str, Shape)];
-
-#[derive(Clone, Copy)]
-pub enum Shape {
-    /// A scalar or string, or a list of them.
-    Leaf,
-    /// A struct, or a list of structs, with these fields.
-    Struct(Fields),
-}
+/// The fields of a Thrift struct, by id: its name in the `.thrift` file (for
+/// spans) and what it holds on the wire (for [`check_struct`]). One table per
+/// struct serves both readers, so a field is described once. Fields not
+/// listed are skipped, unnamed and unchecked.
+pub type Fields = &'static [(i16, &'static str, Wire)];
 
 /// Walks one compact struct at the start of `bytes` and records a span for
 /// every scalar of a named field, under `name` (`footer.row_groups[0]
@@ -90,7 +84,7 @@ pub enum Wire {
     Binary,
     List(&'static Wire),
     /// A struct or union with these fields; others are skipped.
-    Struct(Typed),
+    Struct(Fields),
 }
 
 /// A compact type id as parquet.thrift spells the type.
@@ -111,9 +105,6 @@ fn type_name(ty: u8) -> &'static str {
     }
 }
 
-/// The fields of a struct by id, with what each holds.
-pub type Typed = &'static [(i16, Wire)];
-
 impl Wire {
     /// Whether a field of compact type `ty` holds this.
     fn is(self, ty: u8) -> bool {
@@ -125,6 +116,15 @@ impl Wire {
             Wire::Binary => ty == T_BINARY,
             Wire::List(_) => ty == T_LIST || ty == T_SET,
             Wire::Struct(_) => ty == T_STRUCT,
+        }
+    }
+
+    /// The fields the walk names inside this value: a struct's, or the
+    /// elements' of a list of structs.
+    fn nested(self) -> Option<Fields> {
+        match self {
+            Wire::Struct(fields) | Wire::List(&Wire::Struct(fields)) => Some(fields),
+            _ => None,
         }
     }
 
@@ -152,7 +152,7 @@ impl Wire {
 /// reserved room for, 7.5 GB, before reading an element (found by the
 /// `base_rows` fuzz target). With the types checked, the crate reads the
 /// bytes as this walk did, and every count it reserves was bounded here.
-pub fn check_struct(bytes: &[u8], at: u64, name: &str, fields: Typed) -> Result<u64, FormatError> {
+pub fn check_struct(bytes: &[u8], at: u64, name: &str, fields: Fields) -> Result<u64, FormatError> {
     let mut r = Reader::new(bytes, at, name);
     r.check_fields(fields, 0)?;
     Ok(r.pos as u64)
@@ -323,10 +323,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn check_fields(&mut self, fields: Typed, depth: usize) -> Result<(), FormatError> {
+    fn check_fields(&mut self, fields: Fields, depth: usize) -> Result<(), FormatError> {
         self.fields(depth, |r, id, ty| match fields.iter().find(|f| f.0 == id) {
-            Some(&(_, wire)) if wire.is(ty) => r.check_value(wire, ty, depth + 1),
-            Some(&(_, wire)) => Err(r.error(
+            Some(&(_, _, wire)) if wire.is(ty) => r.check_value(wire, ty, depth + 1),
+            Some(&(_, _, wire)) => Err(r.error(
                 r.pos.saturating_sub(1),
                 format!("field {id} holds {} where Parquet declares {}", type_name(ty), wire.describe()),
             )),
@@ -372,11 +372,11 @@ impl<'a> Reader<'a> {
     /// each field (no string is made for a field that is not recorded).
     fn walk_fields(&mut self, path: &mut String, fields: Fields, depth: usize) -> Result<(), FormatError> {
         self.fields(depth, |r, id, ty| match fields.iter().find(|f| f.0 == id) {
-            Some(&(_, name, shape)) => {
+            Some(&(_, name, wire)) => {
                 let len = path.len();
                 path.push('.');
                 path.push_str(name);
-                let walked = r.walk_value(path, ty, shape, depth + 1);
+                let walked = r.walk_value(path, ty, wire.nested(), depth + 1);
                 path.truncate(len);
                 walked
             }
@@ -388,13 +388,15 @@ impl<'a> Reader<'a> {
         &mut self,
         path: &mut String,
         ty: u8,
-        shape: Shape,
+        nested: Option<Fields>,
         depth: usize,
     ) -> Result<(), FormatError> {
         let start = self.pos;
-        match (ty, shape) {
-            (T_STRUCT, Shape::Struct(fields)) => self.walk_fields(path, fields, depth),
-            (T_LIST | T_SET, _) => self.walk_list(path, shape, depth),
+        // The walk names what it can and leaves the types to the check: a
+        // damaged footer still shows its spans up to the fault.
+        match (ty, nested) {
+            (T_STRUCT, Some(fields)) => self.walk_fields(path, fields, depth),
+            (T_LIST | T_SET, _) => self.walk_list(path, nested, depth),
             (T_TRUE | T_FALSE, _) => {
                 self.record_path(path, start - 1, ty == T_TRUE);
                 Ok(())
@@ -432,7 +434,12 @@ impl<'a> Reader<'a> {
         Ok((n, head & 0x0f))
     }
 
-    fn walk_list(&mut self, path: &mut String, shape: Shape, depth: usize) -> Result<(), FormatError> {
+    fn walk_list(
+        &mut self,
+        path: &mut String,
+        nested: Option<Fields>,
+        depth: usize,
+    ) -> Result<(), FormatError> {
         let (n, ty) = self.list_head()?;
         if depth >= MAX_DEPTH {
             return Err(self.error(self.pos, format!("structures nested deeper than {MAX_DEPTH}")));
@@ -449,7 +456,7 @@ impl<'a> Reader<'a> {
                     let v = self.byte()?;
                     self.record_path(path, start, v == 1);
                 }
-                _ => self.walk_value(path, ty, shape, depth + 1)?,
+                _ => self.walk_value(path, ty, nested, depth + 1)?,
             }
         }
         path.truncate(len);
@@ -469,7 +476,7 @@ impl<'a> Reader<'a> {
             Role::Offset
         } else if field.ends_with("_size") || field.ends_with("_length") {
             Role::Length
-        } else if field.starts_with("num_") || field.ends_with("_count") {
+        } else if field.starts_with("num_") || field.ends_with("_count") || field == "count" {
             Role::Count
         } else {
             Role::Value
@@ -499,11 +506,11 @@ impl std::fmt::Display for Shown<'_> {
 mod tests {
     use super::*;
 
-    const POINT: Typed = &[(1, Int)];
-    const HOLDER: Typed = &[(1, List(&Wire::Struct(POINT))), (2, Wire::Bool)];
+    const POINT: Fields = &[(1, "x", Int)];
+    const HOLDER: Fields = &[(1, "points", List(&Wire::Struct(POINT))), (2, "flag", Wire::Bool)];
     use Wire::{Int, List};
 
-    fn check(bytes: &[u8], fields: Typed) -> Result<u64, String> {
+    fn check(bytes: &[u8], fields: Fields) -> Result<u64, String> {
         check_struct(bytes, 100, "t", fields).map_err(|e| e.to_string())
     }
 
@@ -538,5 +545,23 @@ mod tests {
         // A count beyond the bytes left is refused whatever the types.
         let e = check(&[0x19, 0xfc, 0xff, 0xff, 0x7f, 0x00], HOLDER).unwrap_err();
         assert!(e.contains("a list of 2097151 elements with 1 bytes left"), "{e}");
+    }
+
+    /// The table that types the check names the walk's spans: inside a list
+    /// of structs too, and an unlisted field is neither named nor a fault.
+    #[test]
+    fn the_walk_names_the_fields_the_check_types() {
+        let good = [0x19, 0x1c, 0x15, 0x04, 0x00, 0x11, 0x18, 0x01, b'a', 0x00];
+        let (spans, walked) = walk_struct(&good, 100, "t", HOLDER);
+        assert_eq!(walked.map_err(|e| e.to_string()), check(&good, HOLDER));
+        let named: Vec<(String, Option<String>, u64)> =
+            spans.into_iter().map(|s| (s.name, s.value, s.range.start)).collect();
+        assert_eq!(
+            named,
+            [
+                ("t.points[0].x".to_string(), Some("2".to_string()), 103),
+                ("t.flag".into(), Some("true".into()), 105)
+            ]
+        );
     }
 }
