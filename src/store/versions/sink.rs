@@ -229,3 +229,39 @@ impl Drop for VersionSink {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The id collector's thread failing (its id stream on a full disk) is
+    /// an error from the sink, with the cause, whether the rows' sends or
+    /// `finish` meet it first: not a hang, not a panic.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_collector_that_cannot_write_is_an_error_from_the_sink() {
+        let dir = tempfile::tempdir().unwrap();
+        let (version, spill) = (dir.path().join("v1"), dir.path().join("spill"));
+        std::fs::create_dir_all(&version).unwrap();
+        std::fs::create_dir_all(&spill).unwrap();
+        // Every write of the id stream fails with ENOSPC.
+        std::os::unix::fs::symlink("/dev/full", spill.join("row-ids")).unwrap();
+        let opts = BaseOptions { row_group_size: 1000, ..BaseOptions::default() };
+        let mut sink = VersionSink::create(&version, &spill, &opts, 1 << 20).unwrap();
+        let mut failed = None;
+        // 16 bytes of ids a row: the stream's 1 MiB buffer fills at 65,536.
+        for i in 0..100_000u32 {
+            let s = format!("<http://ex.org/s{i:06}>");
+            if let Err(e) = sink.push([s.as_bytes(), b"<http://ex.org/p>", b"\"o\"", b"DEFAULT"]) {
+                failed = Some(e.to_string());
+                break;
+            }
+        }
+        let finished = sink.finish().map(|w| w.rows).map_err(|e| e.to_string());
+        let e = finished.expect_err("the id stream could not be written");
+        assert!(e.contains("No space left"), "finish: {e} (push: {failed:?})");
+        if let Some(pushed) = failed {
+            assert!(pushed.contains("collector stopped"), "{pushed}");
+        }
+    }
+}
