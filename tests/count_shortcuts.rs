@@ -279,6 +279,10 @@ fn distinct_predicates_and_graphs_equal_full_evaluation() {
         "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }",
         "SELECT (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?s WHERE { ?s ?p ?o } }",
         "SELECT DISTINCT ?s WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "SELECT (COUNT(DISTINCT ?o) AS ?n) WHERE { ?s ?p ?o }",
+        "SELECT (COUNT(DISTINCT ?o) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "SELECT (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?o WHERE { ?s ?p ?o } }",
+        "SELECT DISTINCT ?o WHERE { GRAPH ?g { ?s ?p ?o } }",
     ];
     let layouts = [
         (Layout::Mixed, false),
@@ -312,46 +316,74 @@ fn distinct_predicates_and_graphs_equal_full_evaluation() {
     assert!(by_shortcut_over_a_delta >= 8, "the shortcut answers over a delta: {by_shortcut_over_a_delta}");
 }
 
-/// The number of distinct subjects comes from the subject dictionary's
-/// length over a delta that removes every quad of one base subject, some
-/// quads of others, and adds new subjects (one a blank node) and quads of
-/// known ones; it is evaluated when a cleared graph is in range (it may
-/// hide any subject) and over a corpus (chunks may share subjects).
-#[test]
-fn distinct_subjects_are_counted_from_the_dictionary_and_the_delta() {
+/// A default-graph store with its delta and then `updates`, and the count
+/// `q` of its distinct values in column `col`: answered from the dictionary
+/// and equal to evaluation; evaluated when a cleared graph is in range (it
+/// may hide any value) and over a corpus (chunks may share values), with the
+/// same answer. Returns (the count, the dictionary's length).
+fn distinct_count_from_the_dictionary(updates: &[&str], q: &str, col: usize) -> (usize, usize) {
     let dir = tempfile::tempdir().unwrap();
     let chunk = store_in(&dir.path().join("c"), true, Layout::DefaultOnly);
-    for text in [
-        "DELETE WHERE { <http://x/s0002> ?p ?o }",
-        "DELETE DATA { <http://x/s0004> <http://x/p4> \"v4\" }",
-        "INSERT DATA { _:fresh <http://x/p1> \"z\" . <http://x/brand-new> <http://x/p1> \"z\" . \
-         <http://x/s0005> <http://x/p9> \"z\" }",
-    ] {
+    for text in updates {
         let o = common::bin().arg("update").arg(&chunk).arg("-e").arg(text).output().unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let snap = Snapshot::open(&chunk, 1 << 20).unwrap();
-    let q = "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }";
     let (quick, how) = tsv_answer_and_how(&snap, q, false, false);
     let full = tsv_answer(&snap, q, false, true);
-    assert_eq!(quick, full);
-    assert!(how, "answered from the dictionary");
-    let dict = snap.store.sidecars.dict(0).unwrap().len();
+    assert_eq!(quick, full, "{q}");
+    assert!(how, "answered from the dictionary: {q}");
     let n: usize =
         quick.lines().nth(1).unwrap().trim_matches('"').split('"').next().unwrap().parse().unwrap();
-    // New: <http://x/n> (the store's own delta), _:fresh and <http://x/brand-new>.
-    assert_eq!(n, dict - 1 + 3, "one base subject gone, three new ones: {quick}");
     // With every graph in range, the graph the delta cleared is too.
     let (quick, how) = tsv_answer_and_how(&snap, q, true, false);
-    assert_eq!(quick, tsv_answer(&snap, q, true, true));
-    assert!(!how, "a cleared graph in range: evaluated");
+    assert_eq!(quick, tsv_answer(&snap, q, true, true), "{q}");
+    assert!(!how, "a cleared graph in range: evaluated ({q})");
     // Two chunks as one corpus.
     let views = [snap.view(), snap.view()];
     let mut out = Vec::new();
     let opts = QueryOptions { format: Some(OutputFormat::Tsv), ..QueryOptions::default() };
     let summary = run_query(&views, q, &opts, &mut out).unwrap();
-    assert!(!summary.shortcut, "a corpus: evaluated");
-    assert_eq!(String::from_utf8(out).unwrap(), full, "the same subjects in both chunks count once");
+    assert!(!summary.shortcut, "a corpus: evaluated ({q})");
+    assert_eq!(String::from_utf8(out).unwrap(), full, "the same values in both chunks count once ({q})");
+    (n, snap.store.sidecars.dict(col).unwrap().len())
+}
+
+/// The number of distinct subjects over a delta that removes every quad of
+/// one base subject, some quads of others, and adds new subjects (one a
+/// blank node) and quads of known ones.
+#[test]
+fn distinct_subjects_are_counted_from_the_dictionary_and_the_delta() {
+    let updates = [
+        "DELETE WHERE { <http://x/s0002> ?p ?o }",
+        "DELETE DATA { <http://x/s0004> <http://x/p4> \"v4\" }",
+        "INSERT DATA { _:fresh <http://x/p1> \"z\" . <http://x/brand-new> <http://x/p1> \"z\" . \
+         <http://x/s0005> <http://x/p9> \"z\" }",
+    ];
+    let q = "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }";
+    let (n, dict) = distinct_count_from_the_dictionary(&updates, q, 0);
+    // New: <http://x/n> (the store's own delta), _:fresh and <http://x/brand-new>.
+    assert_eq!(n, dict - 1 + 3, "one base subject gone, three new ones");
+}
+
+/// The number of distinct objects over a delta that removes every quad of
+/// one base object (a literal) and of another (an IRI), one quad of a
+/// third, and adds new objects (a literal, a blank node, an IRI) and a quad
+/// of a known one.
+#[test]
+fn distinct_objects_are_counted_from_the_dictionary_and_the_delta() {
+    let updates = [
+        "DELETE WHERE { ?s ?p \"v10\" }",
+        "DELETE WHERE { ?s ?p <http://x/s0014> }",
+        "DELETE DATA { <http://x/s0001> <http://x/p1> \"v7\" }",
+        "INSERT DATA { <http://x/s0001> <http://x/p1> \"fresh\" . <http://x/s0002> <http://x/p1> _:b . \
+         <http://x/s0003> <http://x/p1> <http://x/brand-new> . <http://x/s0004> <http://x/p1> \"v11\" }",
+    ];
+    let q = "SELECT (COUNT(DISTINCT ?o) AS ?n) WHERE { ?s ?p ?o }";
+    let (n, dict) = distinct_count_from_the_dictionary(&updates, q, 2);
+    // Evaluation counts what the delta hides and adds (the equality above),
+    // so the dictionary's length alone would be wrong.
+    assert_ne!(n, dict);
 }
 
 /// "The largest graphs": a count per graph or predicate ordered by the count

@@ -13,8 +13,8 @@
 //! of each side), and a count of distinct predicates or graphs
 //! (`COUNT(DISTINCT ?p)`, or `COUNT(*)` over a `SELECT DISTINCT ?p`
 //! sub-select) is the number of values the next shortcut finds; distinct
-//! subjects of one chunk are the subject dictionary's length adjusted by
-//! the delta, without listing them. A count
+//! subjects or objects of one chunk are their dictionary's length adjusted
+//! by the delta, without listing them. A count
 //! per predicate or per graph (`GROUP BY ?p`, `GROUP BY ?g`) is one such
 //! count per value the next shortcut finds; per graph, the base's graph
 //! column is read once and each graph the delta touches counted again
@@ -363,10 +363,11 @@ impl GroupCountOf {
 const MAX_GROUP_COUNTS: usize = 1 << 20;
 
 /// `SELECT DISTINCT ?v WHERE { … }` over one pattern of distinct variables,
-/// `?v` its predicate or graph.
+/// `?v` its predicate or graph (listed or counted), or its subject or object
+/// (counted only).
 pub struct DistinctOf {
     pub var: Variable,
-    /// 0: the subject (counted only), 1: the predicate, 3: the graph.
+    /// 0: the subject, 1: the predicate, 2: the object, 3: the graph.
     col: usize,
     /// Under `GRAPH ?g`.
     named_only: bool,
@@ -380,9 +381,9 @@ pub fn distinct_of(query: &Query) -> Option<DistinctOf> {
     };
     let GraphPattern::Project { inner, variables } = &**inner else { return None };
     let [var] = variables.as_slice() else { return None };
-    // Subjects are counted (`DistinctOf::count`), never listed from here:
-    // there may be millions.
-    distinct_values_of(inner, var).filter(|d| d.col != 0)
+    // Subjects and objects are counted (`DistinctOf::count`), never listed
+    // from here: there may be millions.
+    distinct_values_of(inner, var).filter(|d| d.counted_only().is_none())
 }
 
 /// `pattern` as one triple pattern, optionally inside `GRAPH`, with the
@@ -399,7 +400,7 @@ fn one_triple(pattern: &GraphPattern) -> Option<(Option<&NamedNodePattern>, &Tri
 
 /// The distinct values of `var` in `pattern`, when `pattern` is one triple
 /// pattern of distinct variables (optionally inside `GRAPH ?g`) and `var`
-/// its predicate or graph.
+/// one of its terms.
 fn distinct_values_of(pattern: &GraphPattern, var: &Variable) -> Option<DistinctOf> {
     let (graph, t) = one_triple(pattern)?;
     let all_vars = matches!(t.subject, TermPattern::Variable(_))
@@ -416,6 +417,8 @@ fn distinct_values_of(pattern: &GraphPattern, var: &Variable) -> Option<Distinct
         3
     } else if matches!(&t.subject, TermPattern::Variable(v) if v == var) {
         0
+    } else if matches!(&t.object, TermPattern::Variable(v) if v == var) {
+        2
     } else {
         return None;
     };
@@ -438,26 +441,33 @@ impl DistinctOf {
         Ok(Some(out))
     }
 
-    /// How many distinct values: for subjects, from the dictionary's length
-    /// alone (see [`Self::subjects`]); otherwise the values listed.
+    /// The column whose values are counted from its dictionary's length
+    /// and never listed: subjects and objects.
+    fn counted_only(&self) -> Option<usize> {
+        matches!(self.col, 0 | 2).then_some(self.col)
+    }
+
+    /// How many distinct values: for subjects and objects, from the
+    /// dictionary's length (see [`Self::counted_by_dictionary`]); otherwise the
+    /// values listed.
     pub fn count(&self, dataset: &StoreDataset) -> Result<Option<usize>, StoreError> {
-        match self.col {
-            0 => self.subjects(dataset),
-            _ => Ok(self.values(dataset)?.map(|v| v.len())),
+        match self.counted_only() {
+            Some(col) => self.counted_by_dictionary(dataset, col),
+            None => Ok(self.values(dataset)?.map(|v| v.len())),
         }
     }
 
-    /// The number of distinct subjects of one chunk: its subject
-    /// dictionary's length, less the base subjects the delta hides every
-    /// quad of (each checked by a count), plus the delta's subjects the base
-    /// lacks. Evaluating it hashed every row's subject (5.3 s and 594 MiB at
-    /// 10M quads, and memory beyond `--memory-limit` at 100M). `None` over
-    /// a corpus (chunks may share subjects) or when a cleared graph in range
-    /// may hide any subject.
-    fn subjects(&self, dataset: &StoreDataset) -> Result<Option<usize>, StoreError> {
+    /// The number of distinct subjects or objects of one chunk: the
+    /// column's dictionary length, less the base values the delta hides
+    /// every quad of (each checked by a count), plus the delta's values the
+    /// base lacks. Evaluating it hashed every row's value (subjects: 5.3 s
+    /// and 594 MiB at 10M quads, and memory beyond `--memory-limit` at
+    /// 100M). `None` over a corpus (chunks may share values) or when a
+    /// cleared graph in range may hide any value.
+    fn counted_by_dictionary(&self, dataset: &StoreDataset, col: usize) -> Result<Option<usize>, StoreError> {
         let [part] = dataset.parts.as_slice() else { return Ok(None) };
         let (Some(range), Some(dict)) =
-            (self.whole_range(part, dataset.union_default_graph)?, part.store.sidecars.dict(0))
+            (self.whole_range(part, dataset.union_default_graph)?, part.store.sidecars.dict(col))
         else {
             return Ok(None);
         };
@@ -558,6 +568,7 @@ impl DistinctOf {
         let (quads, _) = match self.col {
             3 => part.quads(None, None, None, Graphs::Named(&token))?,
             0 => part.quads(Some(&token), None, None, range)?,
+            2 => part.quads(None, None, Some(&token), range)?,
             _ => part.quads(None, Some(&token), None, range)?,
         };
         Ok(quads.try_count()? > 0)
