@@ -18,7 +18,7 @@ use proptest::prelude::*;
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::sparql::run::{run_query, OutputFormat, QueryOptions};
 use cottas_tui::view::terms::Tok;
-use cottas_tui::view::{Graphs, Snapshot, ViewQuad};
+use cottas_tui::view::{Graphs, Snapshot, View, ViewQuad};
 
 type Key = (String, String, String, Option<String>);
 
@@ -319,8 +319,10 @@ fn distinct_predicates_and_graphs_equal_full_evaluation() {
 /// A default-graph store with its delta and then `updates`, and the count
 /// `q` of its distinct values in column `col`: answered from the dictionary
 /// and equal to evaluation; evaluated when a cleared graph is in range (it
-/// may hide any value) and over a corpus (chunks may share values), with the
-/// same answer. Returns (the count, the dictionary's length).
+/// may hide any value); over a corpus of it twice, and of it beside a chunk
+/// without those updates (values shared, values only one chunk holds or
+/// hides), answered by merging the chunks' dictionaries and equal to
+/// evaluation. Returns (the count, the dictionary's length).
 fn distinct_count_from_the_dictionary(updates: &[&str], q: &str, col: usize) -> (usize, usize) {
     let dir = tempfile::tempdir().unwrap();
     let chunk = store_in(&dir.path().join("c"), true, Layout::DefaultOnly);
@@ -339,13 +341,22 @@ fn distinct_count_from_the_dictionary(updates: &[&str], q: &str, col: usize) -> 
     let (quick, how) = tsv_answer_and_how(&snap, q, true, false);
     assert_eq!(quick, tsv_answer(&snap, q, true, true), "{q}");
     assert!(!how, "a cleared graph in range: evaluated ({q})");
-    // Two chunks as one corpus.
-    let views = [snap.view(), snap.view()];
-    let mut out = Vec::new();
-    let opts = QueryOptions { format: Some(OutputFormat::Tsv), ..QueryOptions::default() };
-    let summary = run_query(&views, q, &opts, &mut out).unwrap();
-    assert!(!summary.shortcut, "a corpus: evaluated ({q})");
-    assert_eq!(String::from_utf8(out).unwrap(), full, "the same values in both chunks count once ({q})");
+    // Chunks as one corpus: the same one twice, then beside another.
+    let other = store_in(&dir.path().join("other"), true, Layout::DefaultOnly);
+    let other = Snapshot::open(&other, 1 << 20).unwrap();
+    let corpus = |views: &[View], no_shortcuts| {
+        let opts = QueryOptions { format: Some(OutputFormat::Tsv), no_shortcuts, ..QueryOptions::default() };
+        let mut out = Vec::new();
+        let summary = run_query(views, q, &opts, &mut out).unwrap();
+        (String::from_utf8(out).unwrap(), summary.shortcut)
+    };
+    let twice = [snap.view(), snap.view()];
+    assert_eq!(corpus(&twice, false), (full, true), "the same values in both chunks count once ({q})");
+    let beside = [snap.view(), other.view()];
+    let (merged, how) = corpus(&beside, false);
+    assert!(how, "a corpus: from the dictionaries ({q})");
+    assert_eq!(merged, corpus(&beside, true).0, "{q}");
+    assert_ne!(merged, tsv_answer(&other, q, false, true), "the updated chunk adds values ({q})");
     (n, snap.store.sidecars.dict(col).unwrap().len())
 }
 

@@ -14,7 +14,8 @@
 //! (`COUNT(DISTINCT ?p)`, or `COUNT(*)` over a `SELECT DISTINCT ?p`
 //! sub-select) is the number of values the next shortcut finds; distinct
 //! subjects or objects of one chunk are their dictionary's length adjusted
-//! by the delta, without listing them. A count
+//! by the delta, without listing them, and over a corpus the chunks'
+//! adjusted dictionaries merged, each value counted once. A count
 //! per predicate or per graph (`GROUP BY ?p`, `GROUP BY ?g`) is one such
 //! count per value the next shortcut finds; per graph, the base's graph
 //! column is read once and each graph the delta touches counted again
@@ -44,7 +45,7 @@ use spargebra::Query;
 
 use super::dataset::StoreDataset;
 use crate::format::term::DEFAULT_GRAPH;
-use crate::store::sidecars::mapped::PresenceMap;
+use crate::store::sidecars::mapped::{DictMap, PresenceMap};
 use crate::store::StoreError;
 use crate::view::terms::{from_token, Tok};
 use crate::view::{Graphs, View};
@@ -457,17 +458,39 @@ impl DistinctOf {
         }
     }
 
-    /// The number of distinct subjects or objects of one chunk: the
-    /// column's dictionary length, less the base values the delta hides
-    /// every quad of (each checked by a count), plus the delta's values the
-    /// base lacks. Evaluating it hashed every row's value (subjects: 5.3 s
-    /// and 594 MiB at 10M quads, and memory beyond `--memory-limit` at
-    /// 100M). `None` over a corpus (chunks may share values) or when a
-    /// cleared graph in range may hide any value.
+    /// The number of distinct subjects or objects, from the dictionaries:
+    /// evaluating it hashed every row's value (subjects: 5.3 s and 594 MiB
+    /// at 10M quads), in memory that grows with the store whatever
+    /// `--memory-limit` says. `None` when a chunk's dictionary cannot say
+    /// (see [`Self::chunk_values`]).
     fn counted_by_dictionary(&self, dataset: &StoreDataset, col: usize) -> Result<Option<usize>, StoreError> {
-        let [part] = dataset.parts.as_slice() else { return Ok(None) };
+        let union = dataset.union_default_graph;
+        let mut chunks = Vec::with_capacity(dataset.parts.len());
+        for part in &dataset.parts {
+            let Some(values) = self.chunk_values(part, union, col)? else { return Ok(None) };
+            chunks.push(values);
+        }
+        match chunks.as_slice() {
+            // One chunk: the dictionary's length, adjusted.
+            [one] => Ok(Some(one.dict.len() - one.hidden.len() + one.added.len())),
+            _ => distinct_over_chunks(chunks).map(Some),
+        }
+    }
+
+    /// One chunk's distinct values in column `col` as its dictionary less
+    /// the base values its delta hides every quad of (each checked by a
+    /// count), plus the delta's values the dictionary lacks. `None` when
+    /// the pattern's graphs are not all the base's graphs, the sidecars are
+    /// not proven built from the base, or a cleared graph in range may hide
+    /// any value.
+    fn chunk_values<'v>(
+        &self,
+        part: &'v View,
+        union_default_graph: bool,
+        col: usize,
+    ) -> Result<Option<ChunkValues<'v>>, StoreError> {
         let (Some(range), Some(dict)) =
-            (self.whole_range(part, dataset.union_default_graph)?, part.store.sidecars.dict(col))
+            (self.whole_range(part, union_default_graph)?, part.store.sidecars.dict(col))
         else {
             return Ok(None);
         };
@@ -475,19 +498,23 @@ impl DistinctOf {
         if hideable.every {
             return Ok(None);
         }
-        let mut n = dict.len();
-        for token in &hideable.values {
+        let mut hidden = std::collections::HashSet::new();
+        for token in hideable.values {
             let Some(t) = from_token(token.as_bytes()) else { return Ok(None) };
             if dict.find(token.as_bytes())?.is_some() && !self.visible(part, &t, range)? {
-                n -= 1;
+                hidden.insert(token.into_bytes());
             }
         }
+        let mut added = Vec::new();
         for t in self.added_values(part, range) {
-            if dict.find(Tok::from_term(&t).bytes())?.is_none() {
-                n += 1;
+            let token = Tok::from_term(&t).bytes().to_vec();
+            if dict.find(&token)?.is_none() {
+                added.push(token);
             }
         }
-        Ok(Some(n))
+        added.sort_unstable();
+        added.dedup();
+        Ok(Some(ChunkValues { dict, hidden, added }))
     }
 
     /// The graphs the pattern ranges over in `part`, when they are every
@@ -593,6 +620,55 @@ impl DistinctOf {
         let vars: Arc<[Variable]> = Arc::from(vec![self.var.clone()]);
         spareval::QuerySolutionIter::from_tuples(vars, values.into_iter().map(|t| Ok(vec![Some(t)])))
     }
+}
+
+/// One chunk's distinct values in a column: its dictionary, less `hidden`,
+/// plus `added` (sorted, none in the dictionary).
+struct ChunkValues<'v> {
+    dict: &'v DictMap,
+    hidden: std::collections::HashSet<Vec<u8>>,
+    added: Vec<Vec<u8>>,
+}
+
+impl ChunkValues<'_> {
+    /// The values in byte order: the dictionary's tokens and the added ones
+    /// merged, the hidden ones left out.
+    fn in_order(&self) -> impl Iterator<Item = Result<&[u8], StoreError>> + '_ {
+        let tokens = self.dict.tokens();
+        let mut tokens = tokens.filter(|t| !matches!(t, Ok(t) if self.hidden.contains(*t))).peekable();
+        let mut added = self.added.iter().map(Vec::as_slice).peekable();
+        std::iter::from_fn(move || match (tokens.peek(), added.peek()) {
+            (Some(Ok(t)), Some(a)) if a < t => added.next().map(Ok),
+            (Some(_), _) => tokens.next(),
+            (None, _) => added.next().map(Ok),
+        })
+    }
+}
+
+/// The number of distinct values over several chunks: each chunk's values
+/// in byte order, merged, a value counted once however many chunks hold it.
+/// Streams the dictionaries: memory is one token per chunk (and each chunk's
+/// delta), not one per value as evaluation's hash set was.
+fn distinct_over_chunks(chunks: Vec<ChunkValues>) -> Result<usize, StoreError> {
+    use std::cmp::Reverse;
+    let mut streams: Vec<_> = chunks.iter().map(ChunkValues::in_order).collect();
+    let mut heads = std::collections::BinaryHeap::new();
+    for (i, stream) in streams.iter_mut().enumerate() {
+        if let Some(token) = stream.next().transpose()? {
+            heads.push(Reverse((token, i)));
+        }
+    }
+    let (mut n, mut last): (usize, Option<&[u8]>) = (0, None);
+    while let Some(Reverse((token, i))) = heads.pop() {
+        if last != Some(token) {
+            n += 1;
+            last = Some(token);
+        }
+        if let Some(next) = streams[i].next().transpose()? {
+            heads.push(Reverse((next, i)));
+        }
+    }
+    Ok(n)
 }
 
 /// The values in one column the delta may hide every base quad of.
