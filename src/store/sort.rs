@@ -591,9 +591,9 @@ const SPLIT_MERGE_KEYS: usize = 1 << 16;
 /// With many keys and a second core, the keys from a splitter up are merged
 /// on a second thread into a list while this thread merges the keys below it
 /// and hands them to `f`; then the list is handed over without a comparison.
-/// The merge is where a version's rows start: until its first row group is
-/// full the encoders have nothing to do, and the second core idled through
-/// it (a fifth of the vocabularies' import, `perf` by thread).
+/// While a run is spilled the parser threads wait for this merge (imports
+/// of 10M quads and up: 4–5% faster with it split); at the end it is where
+/// a version's rows start, before which the encoders have nothing to do.
 fn merge_in_memory<'k>(
     runs: &[Vec<Loc>],
     key: impl Fn(&Loc) -> &'k [u8] + Sync,

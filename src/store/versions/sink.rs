@@ -6,10 +6,10 @@
 //! same quads. The caller's thread only gathers rows into row groups; each
 //! full row group goes to two threads at once: one encodes it into the base,
 //! the other collects its dictionary ids for the sidecars (so the base is
-//! never decoded again). Collecting ids on the caller's thread had made it
-//! the import's critical path: it merged the sorted runs and hashed every
-//! cell, and the encoders waited for each row group while the second core
-//! idled (a fifth of the vocabularies' import, `perf` by thread).
+//! never decoded again). Collecting ids on the caller's thread made it the
+//! critical path (`perf` by thread): it merged the sorted rows, or decoded
+//! the old base in a compaction, and hashed every cell while the encoders
+//! waited for the next row group (compaction of 10M quads is 7–10% faster).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -143,9 +143,6 @@ impl VersionSink {
                 )));
             }
             self.last = key;
-        }
-        if self.to_collector.is_none() {
-            return Err(io::Error::other("the sink is finished"));
         }
         for (c, cell) in row.iter().enumerate() {
             self.columns[c].push_toward(cell, self.rg_size);
