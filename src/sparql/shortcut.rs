@@ -46,6 +46,7 @@ use spargebra::Query;
 use super::dataset::StoreDataset;
 use crate::format::term::DEFAULT_GRAPH;
 use crate::store::sidecars::mapped::{DictMap, PresenceMap};
+use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use crate::view::terms::{from_token, Tok};
 use crate::view::{Graphs, View};
@@ -514,7 +515,7 @@ impl DistinctOf {
         }
         added.sort_unstable();
         added.dedup();
-        Ok(Some(ChunkValues { dict, hidden, added }))
+        Ok(Some(ChunkValues { store: part.store, dict, hidden, added }))
     }
 
     /// The graphs the pattern ranges over in `part`, when they are every
@@ -625,6 +626,8 @@ impl DistinctOf {
 /// One chunk's distinct values in a column: its dictionary, less `hidden`,
 /// plus `added` (sorted, none in the dictionary).
 struct ChunkValues<'v> {
+    /// Whose mapped pages the walk keeps within `--memory-limit`.
+    store: &'v Store,
     dict: &'v DictMap,
     hidden: std::collections::HashSet<Vec<u8>>,
     added: Vec<Vec<u8>>,
@@ -634,7 +637,14 @@ impl ChunkValues<'_> {
     /// The values in byte order: the dictionary's tokens and the added ones
     /// merged, the hidden ones left out.
     fn in_order(&self) -> impl Iterator<Item = Result<&[u8], StoreError>> + '_ {
-        let tokens = self.dict.tokens();
+        // The walk maps the whole dictionary (1.5 GiB of subjects at 100M
+        // quads): its pages are let go as a scan's are.
+        let tokens = self.dict.tokens().enumerate().map(|(i, t)| {
+            if i % 4096 == 0 {
+                self.store.keep_mapped_pages_within_budget();
+            }
+            t
+        });
         let mut tokens = tokens.filter(|t| !matches!(t, Ok(t) if self.hidden.contains(*t))).peekable();
         let mut added = self.added.iter().map(Vec::as_slice).peekable();
         std::iter::from_fn(move || match (tokens.peek(), added.peek()) {
