@@ -46,6 +46,7 @@ use spargebra::Query;
 use super::dataset::StoreDataset;
 use crate::format::term::DEFAULT_GRAPH;
 use crate::store::sidecars::mapped::{DictMap, PresenceMap};
+use crate::store::sort::{shared_prefix, Tournament};
 use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use crate::view::terms::{from_token, Tok};
@@ -656,27 +657,22 @@ impl ChunkValues<'_> {
 }
 
 /// The number of distinct values over several chunks: each chunk's values
-/// in byte order, merged, a value counted once however many chunks hold it.
-/// Streams the dictionaries: memory is one token per chunk (and each chunk's
+/// in byte order, merged by the sort's tournament (the one k-way merge the
+/// project has), a value counted once however many chunks hold it. Streams
+/// the dictionaries: memory is one token per chunk (and each chunk's
 /// delta), not one per value as evaluation's hash set was.
 fn distinct_over_chunks(chunks: Vec<ChunkValues>) -> Result<usize, StoreError> {
-    use std::cmp::Reverse;
     let mut streams: Vec<_> = chunks.iter().map(ChunkValues::in_order).collect();
-    let mut heads = std::collections::BinaryHeap::new();
-    for (i, stream) in streams.iter_mut().enumerate() {
-        if let Some(token) = stream.next().transpose()? {
-            heads.push(Reverse((token, i)));
-        }
-    }
-    let (mut n, mut last): (usize, Option<&[u8]>) = (0, None);
-    while let Some(Reverse((token, i))) = heads.pop() {
-        if last != Some(token) {
-            n += 1;
-            last = Some(token);
-        }
-        if let Some(next) = streams[i].next().transpose()? {
-            heads.push(Reverse((next, i)));
-        }
+    let mut heads: Vec<Option<&[u8]>> =
+        streams.iter_mut().map(|s| s.next().transpose()).collect::<Result<_, _>>()?;
+    let mut game = Tournament::new(heads.len(), |i| heads[i]);
+    let mut n = 0;
+    while let Some(top) = game.winner() {
+        let Some(token) = heads[top] else { break };
+        n += usize::from(!game.repeats());
+        heads[top] = streams[top].next().transpose()?;
+        let shared = heads[top].map_or(0, |next| shared_prefix(token, next));
+        game.replay(shared, |i| heads[i]);
     }
     Ok(n)
 }
