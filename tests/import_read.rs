@@ -526,10 +526,33 @@ fn parsing_on_several_threads_changes_nothing_in_the_output() {
             assert_eq!(x, std::fs::read(three.join("v1").join(&name)).unwrap(), "{name:?} differs");
         }
     }
-    // Labels are numbered by first appearance in the whole file.
+    // Each label keeps its spelling behind the document's prefix: one node
+    // per label of the file, whichever unit and thread it was parsed in.
     let rows = all_rows(&Base::open(&three.join("v1/data.cottas")).unwrap());
-    assert!(rows.iter().any(|r| r[2] == b"_:b0"), "the first label of the file is _:b0");
+    let stored: BTreeSet<&[u8]> =
+        rows.iter().flat_map(|r| [&r[0][..], &r[2][..]]).filter(|t| t.starts_with(b"_:")).collect();
+    let text = large_nq_with_blanks(&[]);
+    let written: BTreeSet<String> = text
+        .split([' ', '\n'])
+        .filter_map(|t| t.strip_prefix("_:"))
+        .map(|label| format!("_:b0_{label}"))
+        .collect();
+    assert_eq!(stored, written.iter().map(|t| t.as_bytes()).collect());
     assert!(rows.iter().filter(|r| r[0].starts_with(b"_:")).count() > 1_000);
+}
+
+#[test]
+fn a_label_names_one_blank_node_per_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "_:x <http://e/p> _:y .\n_:x <http://e/q> \"v\" .\n";
+    let first = write(dir.path(), "first.nq", line);
+    let second = write(dir.path(), "second.nt", line);
+    let out = dir.path().join("out");
+    import_with(vec![first, second], &out, |_| {});
+    let rows = all_rows(&Base::open(&out.join("v1/data.cottas")).unwrap());
+    let subjects: BTreeSet<&[u8]> = rows.iter().map(|r| &r[0][..]).collect();
+    assert_eq!(subjects, [&b"_:b0_x"[..], b"_:b1_x"].into_iter().collect(), "{rows:?}");
+    assert!(rows.iter().any(|r| r[0] == b"_:b1_x" && r[2] == b"_:b1_y"));
 }
 
 #[test]

@@ -253,7 +253,7 @@ fn run(
     let threads = opts.threads;
     progress(&Progress { phase: Phase::Parsing, quads: 0, elapsed: started.elapsed().as_secs_f64() });
 
-    for input in &opts.inputs {
+    for (document, input) in opts.inputs.iter().enumerate() {
         let name = display_name(input);
         let format = match opts.format.or_else(|| InputFormat::from_name(&name)) {
             Some(f) => f,
@@ -282,10 +282,10 @@ fn run(
         if matches!(format, InputFormat::NQuads | InputFormat::NTriples) {
             // Line-based: parsed on several threads (see parallel.rs).
             let source = parallel::Source::open(input).map_err(io_err(input))?;
-            parallel::run(source, format, fallback_graph, opts.lenient, threads, &mut |event| {
+            parallel::run(source, document, format, fallback_graph, opts.lenient, threads, &mut |event| {
                 let r = match event {
                     parallel::Event::Keys(batch) => ingest.keys(batch),
-                    parallel::Event::Held { line_offset, item } => ingest.item(item, line_offset),
+                    parallel::Event::Error { line_offset, error } => ingest.item(Err(error), line_offset),
                     parallel::Event::Failed(source) => Err(ImportError::Io { path: input.clone(), source }),
                 };
                 r.map_err(|e| failure = Some(e)).is_ok()
@@ -375,9 +375,10 @@ fn run(
     Ok(summary)
 }
 
-/// The importing thread's side of parsing: statements become sort keys, in
-/// document order where order matters (blank-node numbering, which error
-/// comes first).
+/// The importing thread's side of parsing: keys from the parser threads,
+/// their errors in document order (which one comes first), and the
+/// statements of Turtle and TriG, rendered here in document order (their
+/// blank nodes are numbered in order of first appearance).
 struct Ingest<'a> {
     renderer: &'a mut render::Renderer,
     sorter: &'a mut sort::Sorter,

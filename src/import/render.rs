@@ -1,6 +1,13 @@
 //! oxrdf terms → COTTAS cell tokens in the pycottas rendering, with blank-node
-//! labels made deterministic: each document's labels are renumbered in order
-//! of first appearance, so the same input always gives the same bytes.
+//! labels made deterministic and distinct between the documents of one
+//! import (docs/format.md §3, "Blank-node labels").
+//!
+//! N-Quads and N-Triples spell every blank node with a label, so a label
+//! keeps its spelling behind its document's prefix (`_:x` of the third input
+//! is `_:b2_x`): any parser thread renders any line the same way, with no
+//! numbering to keep in document order. Turtle and TriG parsers invent
+//! random labels for `[]` and lists, so there labels are numbered in order
+//! of first appearance (`_:b0`, `_:b1`, …; no `_`, so the two never meet).
 
 use std::collections::HashMap;
 
@@ -10,24 +17,57 @@ use crate::format::term::{self, Escaping, Literal};
 
 #[derive(Default)]
 pub struct Renderer {
-    labels: HashMap<String, u64>,
-    next: u64,
+    labels: Labels,
+}
+
+enum Labels {
+    /// In order of first appearance, numbered across documents.
+    Numbered { seen: HashMap<String, u64>, next: u64 },
+    /// The label as written, after `_:` and this document prefix.
+    Kept { prefix: String },
+}
+
+impl Default for Labels {
+    fn default() -> Self {
+        Labels::Numbered { seen: HashMap::new(), next: 0 }
+    }
+}
+
+/// The token prefix of the blank nodes of input `document` (counted from 0)
+/// of a line-based syntax, whose labels are kept: `_:b<document>_`.
+pub fn kept_label_prefix(document: usize) -> String {
+    format!("_:b{document}_")
 }
 
 impl Renderer {
+    /// A renderer for input `document` of a line-based syntax, whose blank
+    /// nodes keep their labels behind [`kept_label_prefix`].
+    pub fn keeping_labels(document: usize) -> Renderer {
+        Renderer { labels: Labels::Kept { prefix: kept_label_prefix(document) } }
+    }
+
     /// Blank nodes are scoped to one document: call between inputs.
     pub fn new_document(&mut self) {
-        self.labels.clear();
+        if let Labels::Numbered { seen, .. } = &mut self.labels {
+            seen.clear();
+        }
     }
 
     fn blank(&mut self, out: &mut String, label: &str) {
-        let next = &mut self.next;
-        let n = *self.labels.entry(label.to_owned()).or_insert_with(|| {
-            *next += 1;
-            *next - 1
-        });
-        out.push_str("_:b");
-        out.push_str(&n.to_string());
+        match &mut self.labels {
+            Labels::Kept { prefix } => {
+                out.push_str(prefix);
+                out.push_str(label);
+            }
+            Labels::Numbered { seen, next } => {
+                let n = *seen.entry(label.to_owned()).or_insert_with(|| {
+                    *next += 1;
+                    *next - 1
+                });
+                out.push_str("_:b");
+                out.push_str(&n.to_string());
+            }
+        }
     }
 
     /// The four cell tokens of `q`; `fallback_graph` replaces the default graph.
