@@ -126,12 +126,35 @@ impl SidecarWriter {
         drop(ids.into_inner().map_err(|e| e.into_error())?);
         let path = |i: usize| dir.join(format!("{}{}", crate::store::versions::layout::BASE, SUFFIXES[i]));
         let mut mismatches = Vec::new();
-        let n_s = subjects.finish(&path(0), rows, !rg_sizes.is_empty(), mode, &mut mismatches)?;
+        // The four dictionaries are independent: each is written on a thread
+        // of its own (sorting the distinct objects and writing the files of
+        // one column after another was the last tenth of an import, on one
+        // core).
+        let (subjects, others) = std::thread::scope(|scope| {
+            let s_path = path(0);
+            let subjects = scope.spawn(move || {
+                let mut found = Vec::new();
+                let n = subjects.finish(&s_path, rows, !rg_sizes.is_empty(), mode, &mut found)?;
+                Ok((n, found))
+            });
+            let others = others.map(|interner| {
+                let (c_path, spill) = (path(interner.column), &spill);
+                scope.spawn(move || {
+                    let mut found = Vec::new();
+                    let merged = interner.finish(&c_path, spill, mode, &mut found)?;
+                    Ok((merged, found))
+                })
+            });
+            (joined(subjects), others.map(joined))
+        });
+        let (n_s, found) = subjects?;
+        mismatches.extend(found);
         let mut tokens = [n_s, 0, 0, 0];
         let mut graphs = 0;
         let mut ranks = Vec::with_capacity(3);
-        for (c, interner) in others.into_iter().enumerate() {
-            let merged = interner.finish(&path(c + 1), &spill, mode, &mut mismatches)?;
+        for (c, finished) in others.into_iter().enumerate() {
+            let (merged, found) = finished?;
+            mismatches.extend(found);
             tokens[c + 1] = merged.tokens;
             if c == 2 {
                 graphs = merged.named_graphs;
@@ -143,6 +166,11 @@ impl SidecarWriter {
         std::fs::remove_file(&ids_path)?;
         Ok(Built { graphs, tokens, mismatches })
     }
+}
+
+/// A finishing thread's result; its panic as an error.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, io::Result<T>>) -> io::Result<T> {
+    handle.join().unwrap_or_else(|_| Err(io::Error::other("a sidecar dictionary's writer panicked")))
 }
 
 /// Reads the id stream back a row group at a time, turns temporary ids into
@@ -803,31 +831,47 @@ impl PartsWriter {
         })
     }
 
+    /// The pairs of `.po.presence` on a second thread, the other five files
+    /// on this one (one after another they were the import's last step, on
+    /// one core).
     fn add_row_group(&mut self, rows: &[[u32; 4]]) -> io::Result<()> {
-        for (c, bits) in self.presence.iter_mut().enumerate() {
-            bits.add_row_group(rows.iter().map(|r| r[c]))?;
-        }
-        if let Some(w) = &mut self.p_offsets {
-            w.add_row_group(self.rg, rows)?;
-        }
-        if let Some(w) = &mut self.po_presence {
-            w.add_row_group(self.rg, rows)?;
-        }
+        let rg = self.rg;
+        let (presence, p_offsets) = (&mut self.presence, &mut self.p_offsets);
+        let (pairs, others) = std::thread::scope(|scope| {
+            let pairs = self.po_presence.as_mut().map(|w| scope.spawn(move || w.add_row_group(rg, rows)));
+            let others = (|| {
+                for (c, bits) in presence.iter_mut().enumerate() {
+                    bits.add_row_group(rows.iter().map(|r| r[c]))?;
+                }
+                p_offsets.as_mut().map_or(Ok(()), |w| w.add_row_group(rg, rows))
+            })();
+            (pairs.map(joined), others)
+        });
+        others?;
+        pairs.transpose()?;
         self.rg += 1;
         Ok(())
     }
 
     fn finish(self) -> io::Result<Vec<Mismatch>> {
         let mut mismatches = Vec::new();
-        for bits in self.presence {
-            mismatches.extend(bits.finish()?);
-        }
-        if let Some(w) = self.p_offsets {
-            mismatches.extend(w.finish()?);
-        }
-        if let Some(w) = self.po_presence {
-            mismatches.extend(w.finish()?);
-        }
+        let (pairs, presence, p_offsets) = (self.po_presence, self.presence, self.p_offsets);
+        let (pairs, others) = std::thread::scope(|scope| {
+            let pairs = pairs.map(|w| scope.spawn(move || w.finish()));
+            let others = (|| -> io::Result<Vec<Mismatch>> {
+                let mut found = Vec::new();
+                for bits in presence {
+                    found.extend(bits.finish()?);
+                }
+                if let Some(w) = p_offsets {
+                    found.extend(w.finish()?);
+                }
+                Ok(found)
+            })();
+            (pairs.map(joined), others)
+        });
+        mismatches.extend(others?);
+        mismatches.extend(pairs.transpose()?.flatten());
         for path in &self.absent {
             mismatches.extend(Out::absent(path, self.mode)?);
         }
