@@ -248,7 +248,11 @@ fn run(
     let mut summary = ImportSummary::default();
     let spill_dir = tmp.join("sort");
     fs::create_dir_all(&spill_dir).map_err(io_err(&spill_dir))?;
-    let mut sorter = sort::Sorter::new(opts.memory_limit / 2, &spill_dir);
+    // Three quarters of the limit while parsing: a spill being written and
+    // the keys arriving meanwhile hold at most 3/8 each, and what is held
+    // when the rows start going out (at most 3/8) leaves the version writer
+    // its quarter for the dictionaries and room for row groups in flight.
+    let mut sorter = sort::Sorter::new(opts.memory_limit / 4 * 3, &spill_dir);
     let mut renderer = render::Renderer::default();
     let threads = opts.threads;
     progress(&Progress { phase: Phase::Parsing, quads: 0, elapsed: started.elapsed().as_secs_f64() });
@@ -331,8 +335,8 @@ fn run(
     });
     let v1 = tmp.join("v1");
     let base_path = v1.join(BASE);
-    // The sort holds at most half the limit while it merges; the dictionaries
-    // get a quarter, and row groups in flight fit in the rest.
+    // The sort holds at most 3/8 of the limit while it merges; the
+    // dictionaries get a quarter, and row groups in flight fit in the rest.
     let mut sink = VersionSink::create(&v1, &spill_dir, &opts.base, opts.memory_limit / 4)?;
     let mut cols: [Vec<u8>; 4] = Default::default();
     let merged = sorter.finish(|key| {

@@ -5,6 +5,11 @@
 //! (s, p, o, g) token by token, so one `memcmp` sorts and deduplicates rows
 //! whatever bytes the tokens contain. Runs that outgrow the memory budget are
 //! sorted, deduplicated and spilled to temp files, then k-way merged.
+//!
+//! A spill is merged and written on a thread of its own while new keys
+//! arrive: the importing thread spilling by itself had left the parser
+//! threads waiting, one core idle, for a sixth of a 10M-quad import. So the
+//! budget is split: half may be spilling while the other half fills.
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
@@ -110,39 +115,49 @@ fn key_at<'s>(segments: &'s [Vec<u8>], l: &Loc) -> &'s [u8] {
 /// Bytes of a segment that single keys are appended to.
 const OWN_SEGMENT: usize = 1 << 20;
 
-pub struct Sorter {
+/// Keys held in memory.
+#[derive(Default)]
+struct Held {
     /// Keys live in segments that never grow once full: a parser thread's
     /// batch of keys is taken over whole, so keys are never copied and a
     /// growing arena never moves (that copy and its page faults were a
     /// tenth of the importing thread's time).
     segments: Vec<Vec<u8>>,
-    /// The segment single keys are appended to, if any.
-    own: Option<usize>,
-    held_bytes: usize,
     /// Keys pushed one by one, not yet sorted.
     index: Vec<Loc>,
     /// Sorted, distinct runs taken over from parser threads.
     sorted_runs: Vec<Vec<Loc>>,
-    budget: usize,
+}
+
+pub struct Sorter {
+    held: Held,
+    /// The segment single keys are appended to, if any.
+    own: Option<usize>,
+    held_bytes: usize,
+    /// Bytes held before a spill: half the budget, the other half being the
+    /// spill that may still be written.
+    spill_at: usize,
     dir: PathBuf,
     runs: Vec<PathBuf>,
+    /// The spill being written, if any: the last of `runs`.
+    writing: Option<std::thread::JoinHandle<io::Result<()>>>,
     /// Runs written by merge passes, for their names.
     merged: usize,
     scratch: Vec<u8>,
 }
 
 impl Sorter {
-    /// `budget`: bytes of keys held in memory before a run is spilled into `dir`.
+    /// `budget`: bytes of keys held in memory, a spill being written
+    /// included; runs are spilled into `dir`.
     pub fn new(budget: usize, dir: &Path) -> Self {
         Sorter {
-            segments: Vec::new(),
+            held: Held::default(),
             own: None,
             held_bytes: 0,
-            index: Vec::new(),
-            sorted_runs: Vec::new(),
-            budget: budget.max(1 << 16),
+            spill_at: (budget / 2).max(1 << 16),
             dir: dir.to_path_buf(),
             runs: Vec::new(),
+            writing: None,
             merged: 0,
             scratch: Vec::new(),
         }
@@ -159,18 +174,19 @@ impl Sorter {
 
     /// Adds a key made by [`encode_key`].
     pub fn push_key(&mut self, key: &[u8]) -> io::Result<()> {
+        let segments = &mut self.held.segments;
         let own = match self.own {
-            Some(k) if self.segments[k].capacity() - self.segments[k].len() >= key.len() => k,
+            Some(k) if segments[k].capacity() - segments[k].len() >= key.len() => k,
             _ => {
-                let cap = OWN_SEGMENT.min(self.budget / 8).max(key.len());
-                self.segments.push(Vec::with_capacity(cap));
+                let cap = OWN_SEGMENT.min(self.spill_at / 4).max(key.len());
+                segments.push(Vec::with_capacity(cap));
                 self.held_bytes += cap;
-                self.own = Some(self.segments.len() - 1);
-                self.segments.len() - 1
+                self.own = Some(segments.len() - 1);
+                segments.len() - 1
             }
         };
-        let seg = &mut self.segments[own];
-        self.index.push(Loc { seg: own as u32, at: seg.len() as u32, len: key.len() as u32 });
+        let seg = &mut segments[own];
+        self.held.index.push(Loc { seg: own as u32, at: seg.len() as u32, len: key.len() as u32 });
         seg.extend_from_slice(key);
         self.spill_if_full()
     }
@@ -183,16 +199,16 @@ impl Sorter {
         if sorted.is_empty() {
             return Ok(());
         }
-        let seg = self.segments.len() as u32;
+        let seg = self.held.segments.len() as u32;
         let run: Vec<Loc> = sorted.iter().map(|&(at, len)| Loc { seg, at, len }).collect();
         self.held_bytes += keys.capacity() + run.len() * std::mem::size_of::<Loc>();
-        self.segments.push(keys);
-        self.sorted_runs.push(run);
+        self.held.segments.push(keys);
+        self.held.sorted_runs.push(run);
         self.spill_if_full()
     }
 
     fn spill_if_full(&mut self) -> io::Result<()> {
-        if self.held_bytes + self.index.len() * std::mem::size_of::<Loc>() >= self.budget {
+        if self.held_bytes + self.held.index.len() * std::mem::size_of::<Loc>() >= self.spill_at {
             self.spill()?;
         }
         Ok(())
@@ -202,8 +218,65 @@ impl Sorter {
         self.runs.len()
     }
 
-    /// The keys pushed one by one (statements with blank nodes, or every
-    /// statement of a Turtle or TriG input), sorted and deduplicated. Large
+    /// Hands the held keys to a thread that writes them as the next run,
+    /// once the previous spill is written.
+    fn spill(&mut self) -> io::Result<()> {
+        self.written()?;
+        let path = self.dir.join(format!("run-{:05}", self.runs.len()));
+        let held = std::mem::take(&mut self.held);
+        self.own = None;
+        self.held_bytes = 0;
+        self.runs.push(path.clone());
+        let spill = std::thread::Builder::new().name("spill".into());
+        self.writing = Some(spill.spawn(move || write_run_file(&path, |put| held.drain(put)))?);
+        Ok(())
+    }
+
+    /// Waits for the spill being written, if any; its error, if it failed.
+    fn written(&mut self) -> io::Result<()> {
+        match self.writing.take().map(std::thread::JoinHandle::join) {
+            None => Ok(()),
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(io::Error::other("the thread writing a spilled run panicked")),
+        }
+    }
+
+    /// Calls `f` with every distinct key in ascending order.
+    pub fn finish(mut self, f: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+        if self.runs.is_empty() {
+            return std::mem::take(&mut self.held).drain(f);
+        }
+        if !self.held.index.is_empty() || !self.held.sorted_runs.is_empty() {
+            self.spill()?;
+        }
+        self.written()?;
+        // Merge at most MAX_FAN_IN runs at a time, so a huge import under a
+        // small memory limit never holds thousands of files open.
+        while self.runs.len() > MAX_FAN_IN {
+            let group: Vec<PathBuf> = self.runs.drain(..MAX_FAN_IN).collect();
+            let path = self.dir.join(format!("run-merged-{:05}", self.merged));
+            self.merged += 1;
+            write_run_file(&path, |put| merge_runs(&group, put))?;
+            for p in &group {
+                std::fs::remove_file(p)?;
+            }
+            self.runs.push(path);
+        }
+        merge_runs(&self.runs, f)
+    }
+}
+
+/// A sorter dropped while a spill is written (an error elsewhere) waits for
+/// it, so nothing writes into the spill directory once the caller moves on.
+impl Drop for Sorter {
+    fn drop(&mut self) {
+        let _ = self.written();
+    }
+}
+
+impl Held {
+    /// The keys pushed one by one (every statement of a Turtle or TriG
+    /// input, a compaction's rows), sorted and deduplicated. Large
     /// sets are sorted as two halves on two threads, then merged on two
     /// threads, each merging the keys on one side of a split key: the second
     /// core is idle between parsing and writing.
@@ -240,7 +313,7 @@ impl Sorter {
 
     /// Calls `f` with every distinct held key, ascending: the loose keys
     /// sorted into one more run, then all runs merged.
-    fn drain_held(&mut self, mut f: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+    fn drain(mut self, mut f: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
         let loose = self.sorted_index();
         let mut runs = std::mem::take(&mut self.sorted_runs);
         if !loose.is_empty() {
@@ -248,40 +321,6 @@ impl Sorter {
         }
         let segments = &self.segments;
         merge_in_memory(&runs, |l| key_at(segments, l), &mut f)
-    }
-
-    fn spill(&mut self) -> io::Result<()> {
-        let path = self.dir.join(format!("run-{:05}", self.runs.len()));
-        write_run_file(&path, |put| self.drain_held(put))?;
-        self.runs.push(path);
-        self.segments.clear();
-        self.own = None;
-        self.held_bytes = 0;
-        Ok(())
-    }
-
-    /// Calls `f` with every distinct key in ascending order.
-    pub fn finish(mut self, f: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
-        if self.runs.is_empty() {
-            return self.drain_held(f);
-        }
-        if !self.index.is_empty() || !self.sorted_runs.is_empty() {
-            self.spill()?;
-        }
-        self.segments = Vec::new();
-        // Merge at most MAX_FAN_IN runs at a time, so a huge import under a
-        // small memory limit never holds thousands of files open.
-        while self.runs.len() > MAX_FAN_IN {
-            let group: Vec<PathBuf> = self.runs.drain(..MAX_FAN_IN).collect();
-            let path = self.dir.join(format!("run-merged-{:05}", self.merged));
-            self.merged += 1;
-            write_run_file(&path, |put| merge_runs(&group, put))?;
-            for p in &group {
-                std::fs::remove_file(p)?;
-            }
-            self.runs.push(path);
-        }
-        merge_runs(&self.runs, f)
     }
 }
 
@@ -844,6 +883,24 @@ mod tests {
         let mut r = RunReader::open(&path).unwrap();
         assert!(r.advance().unwrap());
         assert!(r.advance().is_err());
+    }
+
+    /// A spill is written on its own thread: its failure (here, no spill
+    /// directory) is an error from a later push or from `finish`, with the
+    /// cause, not a hang or a panic.
+    #[test]
+    fn a_spill_that_cannot_be_written_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Sorter::new(1 << 17, &dir.path().join("absent"));
+        let mut pushed = Ok(());
+        for i in 0..50_000u32 {
+            pushed = s.push([format!("<s{i}>").as_bytes(), b"<p>", b"\"o\"", b"DEFAULT"]);
+            if pushed.is_err() {
+                break;
+            }
+        }
+        let e = pushed.and_then(|()| s.finish(|_| Ok(()))).expect_err("no directory to spill into");
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
     }
 
     #[test]
