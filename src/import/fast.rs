@@ -18,9 +18,9 @@
 //! made and the token bytes are provably what rendering would write; any other
 //! line (blank-node graphs, other labels, comments, other escapes, `\r`,
 //! upper-case tags, unusual white space, anything malformed) answers
-//! [`Line::Other`] and goes to the parser unchanged. So acceptance, errors and output do not depend on this
-//! path: tests compare it with the parser on the W3C suites, on near-misses
-//! and on generated lines.
+//! [`Line::Other`] and goes to the parser unchanged. So acceptance, errors
+//! and output do not depend on this path: tests compare it with the parser
+//! on the W3C suites, on near-misses and on generated lines.
 
 use memchr::memchr2;
 use oxrdf::vocab::{rdf, xsd};

@@ -42,7 +42,7 @@ const UNIT_BYTES: usize = 1 << 20;
 
 /// What the importing thread is handed.
 pub enum Event<'b> {
-    /// Rendered keys of statements without blank nodes, in no particular order.
+    /// Rendered keys of a unit's statements, in no particular order.
     Keys(&'b mut Batch),
     /// A parse error, in document order; `line_offset` is the number of
     /// lines before its unit.

@@ -168,9 +168,9 @@ impl SidecarWriter {
     }
 }
 
-/// A finishing thread's result; its panic as an error.
+/// A thread's result when writing sidecars; its panic as an error.
 fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, io::Result<T>>) -> io::Result<T> {
-    handle.join().unwrap_or_else(|_| Err(io::Error::other("a sidecar dictionary's writer panicked")))
+    handle.join().unwrap_or_else(|_| Err(io::Error::other("a thread writing sidecars panicked")))
 }
 
 /// Reads the id stream back a row group at a time, turns temporary ids into
