@@ -276,49 +276,35 @@ impl Drop for Sorter {
 
 impl Held {
     /// The keys pushed one by one (every statement of a Turtle or TriG
-    /// input, a compaction's rows), sorted and deduplicated. Large
-    /// sets are sorted as two halves on two threads, then merged on two
-    /// threads, each merging the keys on one side of a split key: the second
-    /// core is idle between parsing and writing.
-    fn sorted_index(&mut self) -> Vec<Loc> {
+    /// input, a compaction's rows) as sorted, distinct runs: large sets as
+    /// two halves sorted on two threads, which the merge after it joins
+    /// (itself on two threads, dropping keys both halves hold).
+    fn sorted_index(&mut self) -> Vec<Vec<Loc>> {
         let segments = &self.segments;
         let key = |l: &Loc| key_at(segments, l);
-        let mut idx = std::mem::take(&mut self.index);
+        let sort = |run: &mut Vec<Loc>| {
+            run.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+            run.dedup_by(|a, b| key(a) == key(b));
+        };
+        let mut lower = std::mem::take(&mut self.index);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if threads < 2 || idx.len() < 1 << 16 {
-            idx.sort_unstable_by(|a, b| key(a).cmp(key(b)));
-            idx.dedup_by(|a, b| key(a) == key(b));
-            return idx;
+        if threads < 2 || lower.len() < 1 << 16 {
+            sort(&mut lower);
+            return if lower.is_empty() { Vec::new() } else { vec![lower] };
         }
-        let mid = idx.len() / 2;
-        let (left, right) = idx.split_at_mut(mid);
+        let mut upper = lower.split_off(lower.len() / 2);
         std::thread::scope(|s| {
-            s.spawn(|| left.sort_unstable_by(|a, b| key(a).cmp(key(b))));
-            right.sort_unstable_by(|a, b| key(a).cmp(key(b)));
+            s.spawn(|| sort(&mut lower));
+            sort(&mut upper);
         });
-        let (left, right) = idx.split_at(mid);
-        // Every key equal to the split key goes to the upper part, so each
-        // part deduplicates on its own.
-        let split = key(&left[left.len() / 2]);
-        let (l_cut, r_cut) = (left.len() / 2, right.partition_point(|l| key(l) < split));
-        let (lower, upper) = std::thread::scope(|s| {
-            let lower = s.spawn(|| merge_distinct(&left[..l_cut], &right[..r_cut], key));
-            let upper = merge_distinct(&left[l_cut..], &right[r_cut..], key);
-            (lower.join().unwrap_or_default(), upper)
-        });
-        let mut merged = lower;
-        merged.extend_from_slice(&upper);
-        merged
+        vec![lower, upper]
     }
 
     /// Calls `f` with every distinct held key, ascending: the loose keys
-    /// sorted into one more run, then all runs merged.
+    /// sorted into runs of their own, then all runs merged.
     fn drain(mut self, mut f: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
-        let loose = self.sorted_index();
         let mut runs = std::mem::take(&mut self.sorted_runs);
-        if !loose.is_empty() {
-            runs.push(loose);
-        }
+        runs.extend(self.sorted_index());
         let segments = &self.segments;
         merge_in_memory(&runs, |l| key_at(segments, l), &mut f)
     }
@@ -713,29 +699,6 @@ fn merge_locs<'k>(
     Ok(())
 }
 
-/// Two sorted runs merged, equal keys kept once.
-fn merge_distinct<'k>(a: &[Loc], b: &[Loc], key: impl Fn(&Loc) -> &'k [u8]) -> Vec<Loc> {
-    let mut out: Vec<Loc> = Vec::with_capacity(a.len() + b.len());
-    let mut last: Option<&[u8]> = None;
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        let take_b = i == a.len() || (j < b.len() && key(&b[j]) < key(&a[i]));
-        let l = if take_b {
-            j += 1;
-            b[j - 1]
-        } else {
-            i += 1;
-            a[i - 1]
-        };
-        let k = key(&l);
-        if last != Some(k) {
-            out.push(l);
-            last = Some(k);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -903,6 +866,32 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
     }
 
+    /// The subjects of every key `s` yields, in order.
+    fn subjects_out(s: Sorter) -> Vec<String> {
+        let mut got = Vec::new();
+        s.finish(|k| {
+            got.push(String::from_utf8(decode_key(k)[0].clone()).unwrap());
+            Ok(())
+        })
+        .unwrap();
+        got
+    }
+
+    /// Enough keys pushed one by one to be sorted as two halves on two
+    /// threads, with repeats within and across the halves.
+    #[test]
+    fn many_loose_keys_come_out_sorted_and_distinct() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Sorter::new(1 << 30, dir.path());
+        for i in (0..150_000u32).rev() {
+            s.push([format!("<s{}>", i % 90_001).as_bytes(), b"<p>", b"\"o\"", b"DEFAULT"]).unwrap();
+        }
+        assert_eq!(s.spilled_runs(), 0);
+        let mut expected: Vec<String> = (0..90_001).map(|i| format!("<s{i}>")).collect();
+        expected.sort();
+        assert_eq!(subjects_out(s), expected);
+    }
+
     #[test]
     fn spilled_runs_merge_sorted_and_distinct() {
         let dir = tempfile::tempdir().unwrap();
@@ -920,12 +909,6 @@ mod tests {
         );
         expected.sort();
         expected.dedup();
-        let mut got = Vec::new();
-        s.finish(|k| {
-            got.push(String::from_utf8(decode_key(k)[0].clone()).unwrap());
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(got, expected);
+        assert_eq!(subjects_out(s), expected);
     }
 }
