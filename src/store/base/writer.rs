@@ -313,10 +313,10 @@ fn encode_chunk(
         dictionary_page_offset = Some(out.len() as i64);
         dictionary_values(cells, zstd, &mut out, &mut sizes)?
     } else {
-        plain_values(cells)
+        plain_values(cells, c == 0)
     };
     let data_page_offset = out.len() as i64;
-    let page = data_page_body(rows, &std::mem::take(&mut values.bytes));
+    let page = std::mem::take(&mut values.page);
     let (r, p) = write_page(&mut out, zstd, &page, |raw, packed| {
         data_page_header(rows, values.encoding, raw, packed)
     })?;
@@ -326,9 +326,10 @@ fn encode_chunk(
     Ok((out, column_chunk(meta, values)))
 }
 
-/// A data page's values, their encoding and the chunk's min and max.
+/// A data page (its definition levels, then its values), the values'
+/// encoding and the chunk's min and max.
 struct Values {
-    bytes: Vec<u8>,
+    page: Vec<u8>,
     encoding: pf::Encoding,
     min: Option<Vec<u8>>,
     max: Option<Vec<u8>>,
@@ -364,43 +365,50 @@ fn dictionary_values(
     let (r, p) = write_page(out, zstd, &page, header)?;
     *sizes = (sizes.0 + r, sizes.1 + p);
     let width = bits_for(dict.values.len().saturating_sub(1) as u64).max(1);
-    let mut bytes = vec![width];
-    hybrid_encode(&dict.keys, width, &mut bytes);
+    let mut page = page_with_levels(cells.len(), 1 + cells.len() / 2);
+    page.push(width);
+    hybrid_encode(&dict.keys, width, &mut page);
     let (min, max) = (dict.values.first().map(|v| v.to_vec()), dict.values.last().map(|v| v.to_vec()));
-    Ok(Values { bytes, encoding: pf::Encoding::RLE_DICTIONARY, min, max })
+    Ok(Values { page, encoding: pf::Encoding::RLE_DICTIONARY, min, max })
 }
 
-/// DELTA_LENGTH_BYTE_ARRAY: the lengths delta-packed, then the bytes.
-fn plain_values(cells: &Cells) -> Values {
+/// DELTA_LENGTH_BYTE_ARRAY: the lengths delta-packed, then the bytes, written
+/// once, straight into the page: a subject chunk is megabytes, and copying it
+/// into a buffer of values and then into the page faulted in fresh memory
+/// twice. `sorted`: the cells never decrease, as the subjects of rows in SPOG
+/// order (every writer's contract, docs/format.md §4), so the first and last
+/// are the min and max; a scan compared each repeated subject in full twice.
+fn plain_values(cells: &Cells, sorted: bool) -> Values {
     let rows = cells.len();
-    let mut bytes = Vec::with_capacity(cells.data.len() + rows);
     let lengths: Vec<i64> = (0..rows).map(|i| cells.get(i).len() as i64).collect();
-    delta_binary_packed(&lengths, &mut bytes);
-    bytes.extend_from_slice(&cells.data);
-    let (mut min, mut max) = (cells.get(0), cells.get(0));
-    for i in 1..rows {
-        let v = cells.get(i);
-        min = min.min(v);
-        max = max.max(v);
-    }
+    let mut page = page_with_levels(rows, cells.data.len() + rows + 64);
+    delta_binary_packed(&lengths, &mut page);
+    page.extend_from_slice(&cells.data);
+    let (min, max) = if sorted {
+        debug_assert!((1..rows).all(|i| cells.get(i - 1) <= cells.get(i)), "subjects out of order");
+        (cells.get(0), cells.get(rows - 1))
+    } else {
+        (1..rows)
+            .map(|i| cells.get(i))
+            .fold((cells.get(0), cells.get(0)), |(lo, hi), v| (lo.min(v), hi.max(v)))
+    };
     Values {
-        bytes,
+        page,
         encoding: pf::Encoding::DELTA_LENGTH_BYTE_ARRAY,
         min: Some(min.to_vec()),
         max: Some(max.to_vec()),
     }
 }
 
-/// A v1 data page: definition levels (every cell present: one RLE run of
-/// 1s, width 1), then the values.
-fn data_page_body(rows: usize, values: &[u8]) -> Vec<u8> {
+/// A v1 data page's start: the definition levels (every cell present: one
+/// RLE run of 1s, width 1), with room for `values` bytes of values after them.
+fn page_with_levels(rows: usize, values: usize) -> Vec<u8> {
     let mut levels = Vec::with_capacity(8);
     put_uleb(&mut levels, (rows as u64) << 1);
     levels.push(1);
-    let mut page = Vec::with_capacity(4 + levels.len() + values.len());
+    let mut page = Vec::with_capacity(4 + levels.len() + values);
     page.extend_from_slice(&(levels.len() as u32).to_le_bytes());
     page.extend_from_slice(&levels);
-    page.extend_from_slice(values);
     page
 }
 
@@ -711,6 +719,48 @@ mod tests {
         delta_binary_packed(&v, &mut out);
         let got = crate::store::base::column_ids::tests_support::delta_decode(&out, v.len()).unwrap();
         assert_eq!(got, v);
+    }
+
+    /// Every chunk's min and max statistics are its cells' least and greatest,
+    /// read back by the parquet crate: the subjects' from the chunk's ends
+    /// (rows in SPOG order), the others' from their sorted dictionaries, and
+    /// with dictionaries off, the unsorted objects' from a scan.
+    #[test]
+    fn chunk_statistics_are_each_columns_least_and_greatest_cell() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let mut rows: Vec<[String; 4]> = (0..1000)
+            .map(|i| {
+                [
+                    format!("<http://ex.org/s{:03}>", i / 3),
+                    format!("<http://ex.org/p{}>", (i * 7) % 5),
+                    format!("\"{}\"", (i * 7919) % 997),
+                    if i % 2 == 0 { "DEFAULT".to_string() } else { format!("<http://ex.org/g{}>", i % 3) },
+                ]
+            })
+            .collect();
+        rows.sort();
+        rows.dedup();
+        assert_eq!(rows.len(), 1000);
+        let dir = tempfile::tempdir().unwrap();
+        for dictionary in [[false, true, true, true], [false; 4]] {
+            let path = dir.path().join("base.cottas");
+            let opts = BaseOptions { row_group_size: 300, dictionary, ..BaseOptions::default() };
+            write_base(&path, &rows, &opts).unwrap();
+            let reader = SerializedFileReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+            let groups = reader.metadata().row_groups();
+            assert_eq!(groups.len(), 4);
+            for (g, group) in groups.iter().enumerate() {
+                let held = &rows[g * 300..((g + 1) * 300).min(rows.len())];
+                for c in 0..4 {
+                    let stats = group.column(c).statistics().expect("statistics written");
+                    let least = held.iter().map(|r| r[c].as_bytes()).min().unwrap();
+                    let greatest = held.iter().map(|r| r[c].as_bytes()).max().unwrap();
+                    let what = format!("row group {g}, column {c}, dictionary {dictionary:?}");
+                    assert_eq!(stats.min_bytes_opt(), Some(least), "{what}");
+                    assert_eq!(stats.max_bytes_opt(), Some(greatest), "{what}");
+                }
+            }
+        }
     }
 
     /// The base's bytes with `zstd_level_large` at 1 and at 19.
