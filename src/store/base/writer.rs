@@ -121,9 +121,22 @@ impl Cells {
         self.data.clear();
         self.starts.clear();
     }
-    /// Empty, with room for as many cells and bytes as `other` holds.
-    pub fn sized_like(other: &Cells) -> Cells {
-        Cells { data: Vec::with_capacity(other.data.len()), starts: Vec::with_capacity(other.len()) }
+    /// Makes this empty arena ready for a row group like `full`: room for
+    /// as many cells and at least as many bytes. Row groups differ in bytes,
+    /// and one that outgrew an arena sized exactly to the last was copied
+    /// whole into a fresh, larger one, on the importing thread (half of that
+    /// thread's page faults while it fed the writers, `perf`); so an arena
+    /// too small is replaced, not grown (nothing in it is worth copying), by
+    /// one with a quarter more room.
+    pub fn make_room_like(&mut self, full: &Cells) {
+        debug_assert!(self.is_empty());
+        let bytes = full.data.len();
+        if self.data.capacity() < bytes {
+            self.data = Vec::with_capacity(bytes + bytes / 4);
+        }
+        if self.starts.capacity() < full.len() {
+            self.starts = Vec::with_capacity(full.len());
+        }
     }
 }
 
@@ -697,6 +710,33 @@ mod tests {
             odd.push_toward(&big, 1 << 20);
             assert!(odd.data.capacity() <= 8 * odd.data.len().max(64), "row {i}");
         }
+    }
+
+    /// An arena made ready like a full row group takes a row group a fifth
+    /// larger in bytes without moving; one already large enough is kept.
+    #[test]
+    fn an_arena_made_ready_like_a_full_one_takes_a_larger_row_group_in_place() {
+        let rows = 5_000;
+        let mut full = Cells::default();
+        for i in 0..rows {
+            full.push_toward(format!("<http://ex.org/{i:06}>").as_bytes(), rows);
+        }
+        let mut next = Cells::default();
+        next.make_room_like(&full);
+        let (at, cells_at) = (next.data.as_ptr(), next.starts.as_ptr());
+        for i in 0..rows {
+            next.push_toward(format!("<http://ex.org/{i:06}/more>").as_bytes(), rows);
+        }
+        assert!(next.data.len() > full.data.len() / 5 * 6, "{} vs {}", next.data.len(), full.data.len());
+        assert_eq!((next.data.as_ptr(), next.starts.as_ptr()), (at, cells_at), "the arena moved");
+        let capacity = next.data.capacity();
+        next.clear();
+        next.make_room_like(&full);
+        assert_eq!(
+            (next.data.as_ptr(), next.data.capacity()),
+            (at, capacity),
+            "a large enough arena is kept"
+        );
     }
 
     #[test]

@@ -155,10 +155,10 @@ impl VersionSink {
     }
 
     fn send(&mut self) -> io::Result<()> {
-        let next = match self.recycled.try_recv() {
-            Ok(empty) => empty,
-            Err(_) => self.columns.each_ref().map(Cells::sized_like),
-        };
+        let mut next = self.recycled.try_recv().unwrap_or_default();
+        for (arena, full) in next.iter_mut().zip(&self.columns) {
+            arena.make_room_like(full);
+        }
         let full = Arc::new(std::mem::replace(&mut self.columns, next));
         self.sent.push(full[0].len());
         let to_writer = self.to_writer.as_ref().map(|tx| tx.send(Arc::clone(&full)));
