@@ -378,7 +378,8 @@ fn dictionary_values(
     let (r, p) = write_page(out, zstd, &page, header)?;
     *sizes = (sizes.0 + r, sizes.1 + p);
     let width = bits_for(dict.values.len().saturating_sub(1) as u64).max(1);
-    let mut page = page_with_levels(cells.len(), 1 + cells.len() / 2);
+    // Room for the width and the indices bit-packed (runs take less).
+    let mut page = page_with_levels(cells.len(), 1 + cells.len() * usize::from(width) / 8 + 16);
     page.push(width);
     hybrid_encode(&dict.keys, width, &mut page);
     let (min, max) = (dict.values.first().map(|v| v.to_vec()), dict.values.last().map(|v| v.to_vec()));
