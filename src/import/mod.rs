@@ -13,6 +13,8 @@ mod parallel;
 mod render;
 
 pub use input::InputFormat;
+#[doc(hidden)]
+pub use parallel::unit_differs_from_strict;
 
 use std::fmt;
 use std::fs;
