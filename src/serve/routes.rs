@@ -404,9 +404,10 @@ impl Endpoint {
             ));
         };
         let (tx, rx) = stream::channel();
-        std::thread::Builder::new()
-            .name("dump".into())
-            .spawn(move || {
+        // On a query worker, as a query's answer: a thread started per dump
+        // was one more thread per request, outside the pool's bound.
+        self.workers
+            .run(move || {
                 let mut out = PieceWriter::new(tx, content_type);
                 let done = if trig {
                     write_trig(&snapshot.view, &mut out)

@@ -1,0 +1,480 @@
+//! A store driven by a script of writes, checked against a model after
+//! every step: the set of quads the script says the store holds.
+//!
+//! The script comes from bytes ([`Script::decode`]), so the same code runs
+//! as a property test (`tests/store_ops.rs`, bytes from proptest) and as a
+//! fuzz target (`fuzz/fuzz_targets/store_ops.rs`, bytes from libFuzzer).
+//! Each step is one SPARQL Update request through the library's `Updater`,
+//! a compaction, or closing and reopening the writer; the store is real (a
+//! chunk directory in a temp dir, imported, with its log, fsynced) and its
+//! row groups tiny, so a handful of quads spans several of them and the
+//! sidecars prune. The model is a few lines of set operations per kind of
+//! request, written from SPARQL 1.1 Update, not from the store's code.
+//!
+//! After each step a fresh snapshot is opened from disk, and all of these
+//! must equal the model: every quad of the view; the view's count; the
+//! quads of each subject and of each graph, as patterns (pruned by the
+//! sidecars) and as counts. After a compaction, `verify` must find the new
+//! version clean.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use cottas_tui::compact::{self, CompactOptions};
+use cottas_tui::import::{self, ImportOptions};
+use cottas_tui::sparql::update::Updater;
+use cottas_tui::store::base::writer::BaseOptions;
+use cottas_tui::view::terms::{from_token, Tok};
+use cottas_tui::view::{Graphs, Snapshot, ViewQuad};
+
+const SUBJECTS: [&str; 4] = ["<http://x/s0>", "<http://x/s1>", "<http://x/s2>", "<http://x/s3>"];
+const PREDICATES: [&str; 3] = ["<http://x/p0>", "<http://x/p1>", "<http://x/p2>"];
+/// Objects: the subjects again (so objects link), and literals of each kind.
+const LITERALS: [&str; 4] =
+    ["\"a\"", "\"b\"@en", "\"1\"^^<http://www.w3.org/2001/XMLSchema#integer>", "\"\u{e9}\\n\u{1f600}\""];
+const GRAPHS: [&str; 3] = ["<http://x/g0>", "<http://x/g1>", "<http://x/g2>"];
+/// A graph no step ever writes: clearing it without SILENT fails.
+const NO_SUCH_GRAPH: &str = "<http://x/none>";
+
+/// A graph of the dataset: the default one, or a named one (its IRI token).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum G {
+    Default,
+    Named(&'static str),
+}
+
+/// A quad as N-Triples tokens (oxrdf's rendering, which the checks use too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Q {
+    pub s: &'static str,
+    pub p: &'static str,
+    pub o: &'static str,
+    pub g: G,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    Graph(G),
+    AllNamed,
+    All,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Transfer {
+    Add,
+    Copy,
+    Move,
+}
+
+#[derive(Clone, Debug)]
+pub enum Step {
+    Insert(Vec<Q>),
+    Delete(Vec<Q>),
+    /// Two operations of one request: the delete sees the insert.
+    InsertThenDelete(Vec<Q>, Vec<Q>),
+    Clear {
+        target: Target,
+        drop: bool,
+    },
+    Transfer {
+        kind: Transfer,
+        from: G,
+        to: G,
+    },
+    /// `DELETE WHERE` of every quad of one subject in one graph.
+    DeleteSubject(&'static str, G),
+    /// Each quad of predicate `p` in `from` becomes one of `to_p` in `to`.
+    Rename {
+        p: &'static str,
+        from: G,
+        to_p: &'static str,
+        to: G,
+    },
+    /// `INSERT { GRAPH ?g { ?s p o } } WHERE { GRAPH ?g { ?s ?x ?y } }`.
+    TagNamed {
+        p: &'static str,
+        o: &'static str,
+    },
+    /// Every quad in a named graph whose object is `o`, by a FILTER.
+    DeleteObjectInNamed(&'static str),
+    CreateSilent(&'static str),
+    /// An insert and then an operation that fails: nothing is applied.
+    Failing(Vec<Q>),
+    Compact,
+    Reopen,
+}
+
+/// The initial store and the steps after it.
+#[derive(Clone, Debug)]
+pub struct Script {
+    pub initial: Vec<Q>,
+    pub row_group_size: usize,
+    pub steps: Vec<Step>,
+}
+
+/// Reads choices from the bytes; past their end every choice is 0 and
+/// [`Bytes::done`] says so.
+struct Bytes<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl Bytes<'_> {
+    fn done(&self) -> bool {
+        self.at >= self.data.len()
+    }
+    fn byte(&mut self) -> u8 {
+        let b = self.data.get(self.at).copied().unwrap_or(0);
+        self.at += 1;
+        b
+    }
+    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+        from[usize::from(self.byte()) % from.len()]
+    }
+    fn graph(&mut self) -> G {
+        match self.byte() % 4 {
+            0 => G::Default,
+            n => G::Named(GRAPHS[usize::from(n) - 1]),
+        }
+    }
+    fn object(&mut self) -> &'static str {
+        let b = usize::from(self.byte()) % (SUBJECTS.len() + LITERALS.len());
+        SUBJECTS.get(b).copied().unwrap_or_else(|| LITERALS[b - SUBJECTS.len()])
+    }
+    fn quad(&mut self) -> Q {
+        Q { s: self.pick(&SUBJECTS), p: self.pick(&PREDICATES), o: self.object(), g: self.graph() }
+    }
+    fn quads(&mut self, most: u8) -> Vec<Q> {
+        let n = self.byte() % most + 1;
+        (0..n).map(|_| self.quad()).collect()
+    }
+}
+
+impl Script {
+    /// A script from any bytes: a few initial quads, a row-group size, then
+    /// steps until the bytes run out (at most 24).
+    pub fn decode(data: &[u8]) -> Script {
+        let mut b = Bytes { data, at: 0 };
+        let n = b.byte() % 16;
+        let initial = (0..n).map(|_| b.quad()).collect();
+        let row_group_size = b.pick(&[1, 2, 3, 5, 122_880]);
+        let mut steps = Vec::new();
+        while !b.done() && steps.len() < 24 {
+            steps.push(Self::step(&mut b));
+        }
+        Script { initial, row_group_size, steps }
+    }
+
+    fn step(b: &mut Bytes) -> Step {
+        match b.byte() % 14 {
+            0 | 1 => Step::Insert(b.quads(4)),
+            2 => Step::Delete(b.quads(4)),
+            3 => Step::InsertThenDelete(b.quads(3), b.quads(3)),
+            4 => {
+                let target = match b.byte() % 3 {
+                    0 => Target::Graph(b.graph()),
+                    1 => Target::AllNamed,
+                    _ => Target::All,
+                };
+                Step::Clear { target, drop: b.byte() % 2 == 1 }
+            }
+            5 => Step::Transfer {
+                kind: b.pick(&[Transfer::Add, Transfer::Copy, Transfer::Move]),
+                from: b.graph(),
+                to: b.graph(),
+            },
+            6 => Step::DeleteSubject(b.pick(&SUBJECTS), b.graph()),
+            7 => Step::Rename {
+                p: b.pick(&PREDICATES),
+                from: b.graph(),
+                to_p: b.pick(&PREDICATES),
+                to: b.graph(),
+            },
+            8 => Step::TagNamed { p: b.pick(&PREDICATES), o: b.object() },
+            9 => Step::DeleteObjectInNamed(b.object()),
+            10 => Step::CreateSilent(b.pick(&GRAPHS)),
+            11 => Step::Failing(b.quads(2)),
+            12 => Step::Compact,
+            _ => Step::Reopen,
+        }
+    }
+}
+
+fn triple(s: &str, p: &str, o: &str) -> String {
+    format!("{s} {p} {o} .")
+}
+
+/// `triples` in graph `g`, as a quad pattern or quad data block.
+fn in_graph(g: G, triples: &str) -> String {
+    match g {
+        G::Default => triples.to_string(),
+        G::Named(iri) => format!("GRAPH {iri} {{ {triples} }}"),
+    }
+}
+
+fn data(quads: &[Q]) -> String {
+    quads.iter().map(|q| in_graph(q.g, &triple(q.s, q.p, q.o))).collect::<Vec<_>>().join(" ")
+}
+
+fn graph_ref(g: G) -> String {
+    match g {
+        G::Default => "DEFAULT".into(),
+        G::Named(iri) => format!("GRAPH {iri}"),
+    }
+}
+
+impl Step {
+    /// The SPARQL Update request of a write step (`None`: not a request).
+    pub fn request(&self) -> Option<String> {
+        Some(match self {
+            Step::Insert(qs) => format!("INSERT DATA {{ {} }}", data(qs)),
+            Step::Delete(qs) => format!("DELETE DATA {{ {} }}", data(qs)),
+            Step::InsertThenDelete(a, d) => format!("INSERT DATA {{ {} }} ; DELETE DATA {{ {} }}", data(a), data(d)),
+            Step::Clear { target, drop } => {
+                let verb = if *drop { "DROP" } else { "CLEAR" };
+                let what = match target {
+                    Target::Graph(g) => graph_ref(*g),
+                    Target::AllNamed => "NAMED".into(),
+                    Target::All => "ALL".into(),
+                };
+                format!("{verb} SILENT {what}")
+            }
+            Step::Transfer { kind, from, to } => {
+                let verb = match kind {
+                    Transfer::Add => "ADD",
+                    Transfer::Copy => "COPY",
+                    Transfer::Move => "MOVE",
+                };
+                let name = |g: &G| match g {
+                    G::Default => "DEFAULT".to_string(),
+                    G::Named(iri) => iri.to_string(),
+                };
+                format!("{verb} SILENT {} TO {}", name(from), name(to))
+            }
+            Step::DeleteSubject(s, g) => format!("DELETE WHERE {{ {} }}", in_graph(*g, &triple(s, "?p", "?o"))),
+            Step::Rename { p, from, to_p, to } => format!(
+                "DELETE {{ {} }} INSERT {{ {} }} WHERE {{ {} }}",
+                in_graph(*from, &triple("?s", p, "?o")),
+                in_graph(*to, &triple("?s", to_p, "?o")),
+                in_graph(*from, &triple("?s", p, "?o")),
+            ),
+            Step::TagNamed { p, o } => {
+                format!("INSERT {{ GRAPH ?g {{ ?s {p} {o} }} }} WHERE {{ GRAPH ?g {{ ?s ?x ?y }} }}")
+            }
+            Step::DeleteObjectInNamed(o) => format!(
+                "DELETE {{ GRAPH ?g {{ ?s ?p ?o }} }} WHERE {{ GRAPH ?g {{ ?s ?p ?o FILTER(sameTerm(?o, {o})) }} }}"
+            ),
+            Step::CreateSilent(g) => format!("CREATE SILENT GRAPH {g}"),
+            Step::Failing(qs) => format!("INSERT DATA {{ {} }} ; CLEAR GRAPH {NO_SUCH_GRAPH}", data(qs)),
+            Step::Compact | Step::Reopen => return None,
+        })
+    }
+
+    /// What the step does to the model's quads (SPARQL 1.1 Update §3).
+    pub fn apply_to(&self, m: &mut BTreeSet<Q>) {
+        match self {
+            Step::Insert(qs) => m.extend(qs.iter().copied()),
+            Step::Delete(qs) => qs.iter().for_each(|q| {
+                m.remove(q);
+            }),
+            Step::InsertThenDelete(a, d) => {
+                Step::Insert(a.clone()).apply_to(m);
+                Step::Delete(d.clone()).apply_to(m);
+            }
+            Step::Clear { target, .. } => m.retain(|q| match target {
+                Target::Graph(g) => q.g != *g,
+                Target::AllNamed => q.g == G::Default,
+                Target::All => false,
+            }),
+            Step::Transfer { kind, from, to } if from != to => {
+                let moved: Vec<Q> = m.iter().filter(|q| q.g == *from).map(|q| Q { g: *to, ..*q }).collect();
+                if !matches!(kind, Transfer::Add) {
+                    m.retain(|q| q.g != *to);
+                }
+                if matches!(kind, Transfer::Move) {
+                    m.retain(|q| q.g != *from);
+                }
+                m.extend(moved);
+            }
+            Step::Transfer { .. } => {}
+            Step::DeleteSubject(s, g) => m.retain(|q| !(q.s == *s && q.g == *g)),
+            Step::Rename { p, from, to_p, to } => {
+                let matched: Vec<Q> = m.iter().filter(|q| q.p == *p && q.g == *from).copied().collect();
+                for q in &matched {
+                    m.remove(q);
+                }
+                m.extend(matched.iter().map(|q| Q { p: to_p, g: *to, ..*q }));
+            }
+            Step::TagNamed { p, o } => {
+                let tags: Vec<Q> = m.iter().filter(|q| q.g != G::Default).map(|q| Q { p, o, ..*q }).collect();
+                m.extend(tags);
+            }
+            Step::DeleteObjectInNamed(o) => m.retain(|q| !(q.o == *o && q.g != G::Default)),
+            Step::CreateSilent(_) | Step::Failing(_) | Step::Compact | Step::Reopen => {}
+        }
+    }
+}
+
+/// A scratch directory removed when dropped (the fuzz crate has no tempfile).
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("cottas-store-ops-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn line(q: &Q) -> String {
+    match q.g {
+        G::Default => format!("{} {} {} .\n", q.s, q.p, q.o),
+        G::Named(g) => format!("{} {} {} {g} .\n", q.s, q.p, q.o),
+    }
+}
+
+/// A view quad in the model's terms (oxrdf's N-Triples rendering).
+fn rendered(q: &ViewQuad) -> (String, String, String, Option<String>) {
+    let t = |t: &Tok| from_token(t.bytes()).map_or_else(|| format!("?{}", t.as_str()), |t| t.to_string());
+    (t(&q.s), t(&q.p), t(&q.o), q.g.as_ref().map(t))
+}
+
+fn key(q: &Q) -> (String, String, String, Option<String>) {
+    let g = match q.g {
+        G::Default => None,
+        G::Named(g) => Some(g.to_string()),
+    };
+    (q.s.to_string(), q.p.to_string(), q.o.to_string(), g)
+}
+
+type Keys = BTreeSet<(String, String, String, Option<String>)>;
+
+fn collect(quads: cottas_tui::view::Quads<'_>) -> Result<Keys, String> {
+    quads.map(|q| q.map(|q| rendered(&q)).map_err(|e| e.to_string())).collect()
+}
+
+/// Every check of a fresh snapshot's view against the model; the snapshot
+/// (to check again later) or the first difference.
+fn check(chunk: &Path, model: &BTreeSet<Q>, after: &str) -> Result<Snapshot, String> {
+    let snap = Snapshot::open(chunk, 1 << 20).map_err(|e| format!("after {after}: open: {e}"))?;
+    check_snapshot(&snap, model, after)?;
+    Ok(snap)
+}
+
+/// Every check of `snap`'s view against the model; the first difference.
+fn check_snapshot(snap: &Snapshot, model: &BTreeSet<Q>, after: &str) -> Result<(), String> {
+    let view = snap.view();
+    let want: Keys = model.iter().map(key).collect();
+    let all = || view.quads(None, None, None, Graphs::All).map(|(q, _)| q);
+    let have = collect(all().map_err(|e| e.to_string())?)?;
+    if have != want {
+        let extra: Vec<_> = have.difference(&want).collect();
+        let missing: Vec<_> = want.difference(&have).collect();
+        return Err(format!("after {after}: the view has {extra:?} beyond the model and lacks {missing:?}"));
+    }
+    let n = all().and_then(|q| q.try_count()).map_err(|e| e.to_string())?;
+    if n != want.len() {
+        return Err(format!("after {after}: the view counts {n} quads, the model holds {}", want.len()));
+    }
+    for s in SUBJECTS {
+        let tok = Tok::from_term(&from_token(s.as_bytes()).expect("a subject token"));
+        let part = |w: &Keys| w.iter().filter(|k| k.0 == s).cloned().collect::<Keys>();
+        let quads = view.quads(Some(&tok), None, None, Graphs::All).map_err(|e| e.to_string())?.0;
+        let count = view.quads(Some(&tok), None, None, Graphs::All).and_then(|q| q.0.try_count());
+        compare(
+            &part(&want),
+            collect(quads)?,
+            count.map_err(|e| e.to_string())?,
+            &format!("subject {s}"),
+            after,
+        )?;
+    }
+    for g in GRAPHS {
+        let tok = Tok::from_term(&from_token(g.as_bytes()).expect("a graph token"));
+        let part = |w: &Keys| w.iter().filter(|k| k.3.as_deref() == Some(g)).cloned().collect::<Keys>();
+        let quads = view.quads(None, None, None, Graphs::Named(&tok)).map_err(|e| e.to_string())?.0;
+        let count = view.quads(None, None, None, Graphs::Named(&tok)).and_then(|q| q.0.try_count());
+        compare(
+            &part(&want),
+            collect(quads)?,
+            count.map_err(|e| e.to_string())?,
+            &format!("graph {g}"),
+            after,
+        )?;
+    }
+    Ok(())
+}
+
+fn compare(want: &Keys, have: Keys, count: usize, what: &str, after: &str) -> Result<(), String> {
+    if have != *want || count != want.len() {
+        return Err(format!(
+            "after {after}: the quads of {what} are {have:?} (counted {count}), the model has {want:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the script on a real store in `dir`; the first difference from
+/// the model, or an unexpected error, as text.
+pub fn run(script: &Script, dir: &Path) -> Result<(), String> {
+    let input = dir.join("initial.nq");
+    std::fs::write(&input, script.initial.iter().map(line).collect::<String>()).map_err(|e| e.to_string())?;
+    let chunk = dir.join("chunk");
+    let mut opts = ImportOptions::new(vec![input], chunk.clone());
+    opts.base = BaseOptions { row_group_size: script.row_group_size, ..BaseOptions::default() };
+    opts.memory_limit = 64 << 10;
+    import::import(&opts, |_| {}).map_err(|e| format!("import: {e}"))?;
+    let mut model: BTreeSet<Q> = script.initial.iter().copied().collect();
+    // The last step's snapshot and model: a reader keeps seeing what it
+    // opened, whatever is written or compacted after.
+    let mut before = (check(&chunk, &model, "the import")?, model.clone());
+    let mut writer = Some(Updater::open(&chunk, None).map_err(|e| format!("open the writer: {e}"))?);
+    for (i, step) in script.steps.iter().enumerate() {
+        let after = format!("step {i} ({step:?})");
+        match step {
+            Step::Compact => {
+                writer = None;
+                let copts = CompactOptions {
+                    base: opts.base.clone(),
+                    memory_limit: 64 << 10,
+                    ..CompactOptions::default()
+                };
+                compact::compact(&chunk, &copts, |_| {}).map_err(|e| format!("{after}: {e}"))?;
+                let report = cottas_tui::triage::verify::verify(&chunk, Default::default())
+                    .map_err(|e| format!("{after}: verify: {e}"))?;
+                if !report.is_clean() {
+                    return Err(format!("{after}: verify found {:?}", report.findings));
+                }
+            }
+            Step::Reopen => writer = None,
+            _ => {
+                let request = step.request().expect("a write step");
+                let w = match &mut writer {
+                    Some(w) => w,
+                    None => writer
+                        .insert(Updater::open(&chunk, None).map_err(|e| format!("{after}: reopen: {e}"))?),
+                };
+                let applied = w.apply(&request);
+                match (step, applied) {
+                    (Step::Failing(_), Ok(_)) => return Err(format!("{after}: `{request}` did not fail")),
+                    (Step::Failing(_), Err(_)) => {}
+                    (_, Err(e)) => return Err(format!("{after}: `{request}`: {e}")),
+                    (_, Ok(_)) => step.apply_to(&mut model),
+                }
+            }
+        }
+        check_snapshot(&before.0, &before.1, &format!("{after}, in the snapshot opened before it"))?;
+        before = (check(&chunk, &model, &after)?, model.clone());
+    }
+    Ok(())
+}
