@@ -6,8 +6,9 @@
 #[path = "store_model/mod.rs"]
 mod store_model;
 
+use cottas_tui::compact::CompactPhase;
 use proptest::prelude::*;
-use store_model::{run, Scratch, Script};
+use store_model::{run, Scratch, Script, Step, Target, Transfer, G, GRAPHS, PREDICATES, Q, SUBJECTS};
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
@@ -24,19 +25,53 @@ proptest! {
     }
 }
 
-/// Every kind of step at least once, on a store with one quad per row group.
+/// Every kind of step at least once, on a store with one quad per row
+/// group, each touching quads the store holds; writes made from inside a
+/// compaction at each phase it reports.
 #[test]
 fn a_script_with_every_kind_of_step_matches_the_model() {
-    // Initial quads, row-group size 1, then the 14 kinds of step in turn,
-    // each followed by choices that make it touch quads the store holds.
-    let mut bytes = vec![6];
-    bytes.extend([0, 0, 4, 4, 1, 0, 1, 1, 5, 5, 2, 2, 2, 1, 7, 3, 3, 0, 3, 8, 0, 1, 2, 2, 9, 1, 1, 3]);
-    bytes.push(0);
-    for kind in 0u8..14 {
-        bytes.extend([kind, 1, 2, 3, 1, 2, 0, 1, 3, 2, 1, 0]);
-    }
-    let script = Script::decode(&bytes);
-    assert!(script.steps.len() >= 14, "{script:#?}");
+    let q = |s: usize, p: usize, o: &'static str, g: G| Q { s: SUBJECTS[s], p: PREDICATES[p], o, g };
+    let (g0, g1, g2) = (G::Named(GRAPHS[0]), G::Named(GRAPHS[1]), G::Named(GRAPHS[2]));
+    let initial = vec![
+        q(0, 0, "\"a\"", G::Default),
+        q(0, 1, SUBJECTS[1], g0),
+        q(1, 0, "\"b\"@en", g0),
+        q(1, 2, SUBJECTS[0], g1),
+        q(2, 1, "\"a\"", G::Default),
+        q(3, 0, SUBJECTS[2], g1),
+    ];
+    let during = |phase, step| Step::Compact { during: Some((phase, Box::new(step))) };
+    let steps = vec![
+        Step::Insert(vec![q(2, 2, "\"b\"@en", g2), q(3, 1, "\"a\"", G::Default)]),
+        Step::Delete(vec![q(0, 0, "\"a\"", G::Default)]),
+        Step::InsertThenDelete(
+            vec![q(0, 2, SUBJECTS[3], g0)],
+            vec![q(0, 2, SUBJECTS[3], g0), q(1, 0, "\"b\"@en", g0)],
+        ),
+        Step::Compact { during: None },
+        Step::Transfer { kind: Transfer::Copy, from: g1, to: g2 },
+        Step::Transfer { kind: Transfer::Move, from: G::Default, to: g0 },
+        Step::Transfer { kind: Transfer::Add, from: g0, to: G::Default },
+        during(CompactPhase::Folding, Step::DeleteSubject(SUBJECTS[3], g1)),
+        Step::Rename { p: PREDICATES[1], from: g0, to_p: PREDICATES[2], to: g2 },
+        Step::TagNamed { p: PREDICATES[0], o: SUBJECTS[3] },
+        Step::Reopen,
+        Step::DeleteObjectInNamed(SUBJECTS[3]),
+        Step::CreateSilent(GRAPHS[0]),
+        Step::Failing(vec![q(1, 1, "\"a\"", g1)]),
+        during(CompactPhase::Planning, Step::Clear { target: Target::Graph(g2), drop: false }),
+        during(CompactPhase::Indexing, Step::Insert(vec![q(1, 1, SUBJECTS[1], g1)])),
+        during(CompactPhase::Publishing, Step::Transfer { kind: Transfer::Copy, from: g1, to: G::Default }),
+        during(CompactPhase::Swapping, Step::Delete(vec![q(1, 1, SUBJECTS[1], g1)])),
+        during(CompactPhase::Done, Step::Insert(vec![q(2, 0, "\"b\"@en", g2)])),
+        Step::Clear { target: Target::AllNamed, drop: true },
+        Step::Insert(vec![q(0, 0, "\"a\"", g1)]),
+        Step::Gc,
+        Step::Clear { target: Target::All, drop: false },
+        Step::Compact { during: None },
+        Step::Gc,
+    ];
+    let script = Script { initial, row_group_size: 1, steps };
     let dir = Scratch::new();
     if let Err(e) = run(&script, &dir.0) {
         panic!("{e}\nscript: {script:#?}");

@@ -14,25 +14,30 @@
 //! After each step a fresh snapshot is opened from disk, and all of these
 //! must equal the model: every quad of the view; the view's count; the
 //! quads of each subject and of each graph, as patterns (pruned by the
-//! sidecars) and as counts. After a compaction, `verify` must find the new
-//! version clean.
+//! sidecars) and as counts; SPARQL counts of all quads and per graph, with
+//! the shortcuts and by full evaluation; so must the snapshot a long-lived reader keeps
+//! (`view::kept`), which must notice the step. After a compaction, `verify`
+//! must find the new version clean. The snapshot opened after the step
+//! before must still read what it read then.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use cottas_tui::compact::{self, CompactOptions};
+use cottas_tui::compact::{self, CompactOptions, CompactPhase};
 use cottas_tui::import::{self, ImportOptions};
+use cottas_tui::sparql::run::{run_query, OutputFormat, QueryOptions};
 use cottas_tui::sparql::update::Updater;
 use cottas_tui::store::base::writer::BaseOptions;
+use cottas_tui::view::kept::{Budget, Snapshots};
 use cottas_tui::view::terms::{from_token, Tok};
 use cottas_tui::view::{Graphs, Snapshot, ViewQuad};
 
-const SUBJECTS: [&str; 4] = ["<http://x/s0>", "<http://x/s1>", "<http://x/s2>", "<http://x/s3>"];
-const PREDICATES: [&str; 3] = ["<http://x/p0>", "<http://x/p1>", "<http://x/p2>"];
+pub const SUBJECTS: [&str; 4] = ["<http://x/s0>", "<http://x/s1>", "<http://x/s2>", "<http://x/s3>"];
+pub const PREDICATES: [&str; 3] = ["<http://x/p0>", "<http://x/p1>", "<http://x/p2>"];
 /// Objects: the subjects again (so objects link), and literals of each kind.
 const LITERALS: [&str; 4] =
     ["\"a\"", "\"b\"@en", "\"1\"^^<http://www.w3.org/2001/XMLSchema#integer>", "\"\u{e9}\\n\u{1f600}\""];
-const GRAPHS: [&str; 3] = ["<http://x/g0>", "<http://x/g1>", "<http://x/g2>"];
+pub const GRAPHS: [&str; 3] = ["<http://x/g0>", "<http://x/g1>", "<http://x/g2>"];
 /// A graph no step ever writes: clearing it without SILENT fails.
 const NO_SUCH_GRAPH: &str = "<http://x/none>";
 
@@ -100,8 +105,15 @@ pub enum Step {
     CreateSilent(&'static str),
     /// An insert and then an operation that fails: nothing is applied.
     Failing(Vec<Q>),
-    Compact,
+    /// A compaction; with `during`, a write step made from inside it, when
+    /// its progress first reports that phase (the writer is not blocked
+    /// while it folds, and the write must survive the swap).
+    Compact {
+        during: Option<(CompactPhase, Box<Step>)>,
+    },
     Reopen,
+    /// Removes every version but `current` (readers keep what they mapped).
+    Gc,
 }
 
 /// The initial store and the steps after it.
@@ -166,7 +178,30 @@ impl Script {
     }
 
     fn step(b: &mut Bytes) -> Step {
-        match b.byte() % 14 {
+        match b.byte() % 15 {
+            12 => {
+                let during = (b.byte() % 2 == 1).then(|| {
+                    let phase = b.pick(&[
+                        CompactPhase::Planning,
+                        CompactPhase::Folding,
+                        CompactPhase::Indexing,
+                        CompactPhase::Publishing,
+                        CompactPhase::Swapping,
+                        CompactPhase::Done,
+                    ]);
+                    (phase, Box::new(Self::write_step(b)))
+                });
+                Step::Compact { during }
+            }
+            13 => Step::Reopen,
+            14 => Step::Gc,
+            _ => Self::write_step(b),
+        }
+    }
+
+    /// A step that is one update request.
+    fn write_step(b: &mut Bytes) -> Step {
+        match b.byte() % 12 {
             0 | 1 => Step::Insert(b.quads(4)),
             2 => Step::Delete(b.quads(4)),
             3 => Step::InsertThenDelete(b.quads(3), b.quads(3)),
@@ -193,9 +228,7 @@ impl Script {
             8 => Step::TagNamed { p: b.pick(&PREDICATES), o: b.object() },
             9 => Step::DeleteObjectInNamed(b.object()),
             10 => Step::CreateSilent(b.pick(&GRAPHS)),
-            11 => Step::Failing(b.quads(2)),
-            12 => Step::Compact,
-            _ => Step::Reopen,
+            _ => Step::Failing(b.quads(2)),
         }
     }
 }
@@ -266,7 +299,7 @@ impl Step {
             ),
             Step::CreateSilent(g) => format!("CREATE SILENT GRAPH {g}"),
             Step::Failing(qs) => format!("INSERT DATA {{ {} }} ; CLEAR GRAPH {NO_SUCH_GRAPH}", data(qs)),
-            Step::Compact | Step::Reopen => return None,
+            Step::Compact { .. } | Step::Reopen | Step::Gc => return None,
         })
     }
 
@@ -310,7 +343,7 @@ impl Step {
                 m.extend(tags);
             }
             Step::DeleteObjectInNamed(o) => m.retain(|q| !(q.o == *o && q.g != G::Default)),
-            Step::CreateSilent(_) | Step::Failing(_) | Step::Compact | Step::Reopen => {}
+            Step::CreateSilent(_) | Step::Failing(_) | Step::Compact { .. } | Step::Reopen | Step::Gc => {}
         }
     }
 }
@@ -412,7 +445,64 @@ fn check_snapshot(snap: &Snapshot, model: &BTreeSet<Q>, after: &str) -> Result<(
             after,
         )?;
     }
+    check_sparql_counts(snap, &want, after)
+}
+
+/// Counts asked in SPARQL, answered with the shortcuts (`sparql::shortcut`,
+/// from the sidecars and the overlay) and by full evaluation: each the
+/// model's count of quads per graph.
+fn check_sparql_counts(snap: &Snapshot, want: &Keys, after: &str) -> Result<(), String> {
+    let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for k in want {
+        *counts.entry(k.3.clone().unwrap_or_default()).or_default() += 1;
+    }
+    let want_rows: Vec<(String, usize)> = counts.into_iter().filter(|(g, _)| !g.is_empty()).collect();
+    let want_all = want.len();
+    for no_shortcuts in [false, true] {
+        let per_graph = "SELECT ?g (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ORDER BY ?g";
+        let rows = tsv_rows(snap, per_graph, no_shortcuts, after)?;
+        let have: Result<Vec<(String, usize)>, String> = rows
+            .iter()
+            .map(|r| Ok((r.first().cloned().unwrap_or_default(), count_cell(r, after)?)))
+            .collect();
+        if have? != want_rows {
+            return Err(format!(
+                "after {after}: `{per_graph}` (shortcuts {}) gave {rows:?}, the model {want_rows:?}",
+                !no_shortcuts
+            ));
+        }
+        let all = "SELECT (COUNT(*) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }";
+        let rows = tsv_rows(snap, all, no_shortcuts, after)?;
+        let have = rows.first().map(|r| count_cell(r, after)).transpose()?;
+        if have != Some(want_all) {
+            return Err(format!(
+                "after {after}: `{all}` (shortcuts {}) gave {rows:?}, the model {want_all}",
+                !no_shortcuts
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The rows of a query's TSV answer, split into cells.
+fn tsv_rows(
+    snap: &Snapshot,
+    text: &str,
+    no_shortcuts: bool,
+    after: &str,
+) -> Result<Vec<Vec<String>>, String> {
+    let opts = QueryOptions { format: Some(OutputFormat::Tsv), no_shortcuts, ..QueryOptions::default() };
+    let mut out = Vec::new();
+    run_query(&[snap.view()], text, &opts, &mut out).map_err(|e| format!("after {after}: `{text}`: {e}"))?;
+    let text = String::from_utf8(out).map_err(|e| format!("after {after}: {e}"))?;
+    Ok(text.lines().skip(1).map(|l| l.split('\t').map(str::to_string).collect()).collect())
+}
+
+/// The count in a row's last cell, written `3` or `"3"^^xsd:integer`.
+fn count_cell(row: &[String], after: &str) -> Result<usize, String> {
+    let cell = row.last().map(String::as_str).unwrap_or("");
+    let lexical = cell.strip_prefix('"').and_then(|c| c.split('"').next()).unwrap_or(cell);
+    lexical.parse().map_err(|_| format!("after {after}: a count cell {cell:?}"))
 }
 
 fn compare(want: &Keys, have: Keys, count: usize, what: &str, after: &str) -> Result<(), String> {
@@ -422,6 +512,33 @@ fn compare(want: &Keys, have: Keys, count: usize, what: &str, after: &str) -> Re
         ));
     }
     Ok(())
+}
+
+/// Applies a write step through `writer` (opened if `None`) and, when it
+/// commits, to the model; a step that should fail must fail.
+fn write(
+    chunk: &Path,
+    writer: &mut Option<Updater>,
+    step: &Step,
+    model: &mut BTreeSet<Q>,
+    after: &str,
+) -> Result<(), String> {
+    let request = step.request().expect("a write step");
+    let w = match writer {
+        Some(w) => w,
+        None => {
+            writer.insert(Updater::open(chunk, None).map_err(|e| format!("{after}: open the writer: {e}"))?)
+        }
+    };
+    match (step, w.apply(&request)) {
+        (Step::Failing(_), Ok(_)) => Err(format!("{after}: `{request}` did not fail")),
+        (Step::Failing(_), Err(_)) => Ok(()),
+        (_, Err(e)) => Err(format!("{after}: `{request}`: {e}")),
+        (_, Ok(_)) => {
+            step.apply_to(model);
+            Ok(())
+        }
+    }
 }
 
 /// Runs the script on a real store in `dir`; the first difference from
@@ -439,17 +556,34 @@ pub fn run(script: &Script, dir: &Path) -> Result<(), String> {
     // opened, whatever is written or compacted after.
     let mut before = (check(&chunk, &model, "the import")?, model.clone());
     let mut writer = Some(Updater::open(&chunk, None).map_err(|e| format!("open the writer: {e}"))?);
+    // What a long-lived reader (the endpoint, the TUI) keeps, and must
+    // notice is stale after each step.
+    let kept = Snapshots::new(&chunk, Budget::Cache(1 << 20));
     for (i, step) in script.steps.iter().enumerate() {
         let after = format!("step {i} ({step:?})");
         match step {
-            Step::Compact => {
+            Step::Compact { during } => {
                 writer = None;
                 let copts = CompactOptions {
                     base: opts.base.clone(),
                     memory_limit: 64 << 10,
                     ..CompactOptions::default()
                 };
-                compact::compact(&chunk, &copts, |_| {}).map_err(|e| format!("{after}: {e}"))?;
+                let mut pending = during.as_ref();
+                let mut wrote = Ok(());
+                compact::compact(&chunk, &copts, |p| {
+                    if let Some((_, step)) = pending.filter(|(phase, _)| *phase == p.phase) {
+                        pending = None;
+                        wrote = write(&chunk, &mut None, step, &mut model, &after);
+                    }
+                })
+                .map_err(|e| format!("{after}: {e}"))?;
+                wrote?;
+                // A compaction with nothing to fold reports no phase: the
+                // write goes after it.
+                if let Some((_, step)) = pending {
+                    write(&chunk, &mut None, step, &mut model, &after)?;
+                }
                 let report = cottas_tui::triage::verify::verify(&chunk, Default::default())
                     .map_err(|e| format!("{after}: verify: {e}"))?;
                 if !report.is_clean() {
@@ -457,23 +591,16 @@ pub fn run(script: &Script, dir: &Path) -> Result<(), String> {
                 }
             }
             Step::Reopen => writer = None,
-            _ => {
-                let request = step.request().expect("a write step");
-                let w = match &mut writer {
-                    Some(w) => w,
-                    None => writer
-                        .insert(Updater::open(&chunk, None).map_err(|e| format!("{after}: reopen: {e}"))?),
-                };
-                let applied = w.apply(&request);
-                match (step, applied) {
-                    (Step::Failing(_), Ok(_)) => return Err(format!("{after}: `{request}` did not fail")),
-                    (Step::Failing(_), Err(_)) => {}
-                    (_, Err(e)) => return Err(format!("{after}: `{request}`: {e}")),
-                    (_, Ok(_)) => step.apply_to(&mut model),
-                }
+            Step::Gc => {
+                writer = None;
+                cottas_tui::store::versions::gc_apply(&chunk, 1, None)
+                    .map_err(|e| format!("{after}: {e}"))?;
             }
+            _ => write(&chunk, &mut writer, step, &mut model, &after)?,
         }
         check_snapshot(&before.0, &before.1, &format!("{after}, in the snapshot opened before it"))?;
+        let latest = kept.current().map_err(|e| format!("{after}: the kept snapshot: {e}"))?;
+        check_snapshot(&latest.view, &model, &format!("{after}, in the kept snapshot"))?;
         before = (check(&chunk, &model, &after)?, model.clone());
     }
     Ok(())
