@@ -4,8 +4,9 @@
 //! The script comes from bytes ([`Script::decode`]), so the same code runs
 //! as a property test (`tests/store_ops.rs`, bytes from proptest) and as a
 //! fuzz target (`fuzz/fuzz_targets/store_ops.rs`, bytes from libFuzzer).
-//! Each step is one SPARQL Update request through the library's `Updater`,
-//! a compaction, or closing and reopening the writer; the store is real (a
+//! Each step is one SPARQL Update request through the library's `Updater`
+//! (held open across steps as `update` does, or resumed per request as the
+//! endpoint does), a compaction, `gc`, or closing and reopening the writer; the store is real (a
 //! chunk directory in a temp dir, imported, with its log, fsynced) and its
 //! row groups tiny, so a handful of quads spans several of them and the
 //! sidecars prune. The model is a few lines of set operations per kind of
@@ -26,9 +27,9 @@ use std::path::{Path, PathBuf};
 use cottas_tui::compact::{self, CompactOptions, CompactPhase};
 use cottas_tui::import::{self, ImportOptions};
 use cottas_tui::sparql::run::{run_query, OutputFormat, QueryOptions};
-use cottas_tui::sparql::update::Updater;
+use cottas_tui::sparql::update::{Suspended, Updater};
 use cottas_tui::store::base::writer::BaseOptions;
-use cottas_tui::view::kept::{Budget, Snapshots};
+use cottas_tui::view::kept::{Budget, Kept, Snapshots};
 use cottas_tui::view::terms::{from_token, Tok};
 use cottas_tui::view::{Graphs, Snapshot, ViewQuad};
 
@@ -114,6 +115,11 @@ pub enum Step {
     Reopen,
     /// Removes every version but `current` (readers keep what they mapped).
     Gc,
+    /// A write step made as the endpoint makes it: the writer resumed from
+    /// what the last such step suspended (or over the kept snapshot), the
+    /// lock held for the request only, and its own fold installed as the
+    /// snapshot readers see next.
+    ViaEndpoint(Box<Step>),
 }
 
 /// The initial store and the steps after it.
@@ -178,7 +184,7 @@ impl Script {
     }
 
     fn step(b: &mut Bytes) -> Step {
-        match b.byte() % 15 {
+        match b.byte() % 16 {
             12 => {
                 let during = (b.byte() % 2 == 1).then(|| {
                     let phase = b.pick(&[
@@ -195,6 +201,7 @@ impl Script {
             }
             13 => Step::Reopen,
             14 => Step::Gc,
+            15 => Step::ViaEndpoint(Box::new(Self::write_step(b))),
             _ => Self::write_step(b),
         }
     }
@@ -299,6 +306,7 @@ impl Step {
             ),
             Step::CreateSilent(g) => format!("CREATE SILENT GRAPH {g}"),
             Step::Failing(qs) => format!("INSERT DATA {{ {} }} ; CLEAR GRAPH {NO_SUCH_GRAPH}", data(qs)),
+            Step::ViaEndpoint(step) => return step.request(),
             Step::Compact { .. } | Step::Reopen | Step::Gc => return None,
         })
     }
@@ -343,6 +351,7 @@ impl Step {
                 m.extend(tags);
             }
             Step::DeleteObjectInNamed(o) => m.retain(|q| !(q.o == *o && q.g != G::Default)),
+            Step::ViaEndpoint(step) => step.apply_to(m),
             Step::CreateSilent(_) | Step::Failing(_) | Step::Compact { .. } | Step::Reopen | Step::Gc => {}
         }
     }
@@ -541,6 +550,46 @@ fn write(
     }
 }
 
+/// A write step as the endpoint commits one (`serve::routes::commit`, then
+/// `publish`): resumed, applied, its fold installed in `kept`, suspended.
+fn via_endpoint(
+    chunk: &Path,
+    suspended: &mut Option<Suspended>,
+    kept: &Snapshots,
+    step: &Step,
+    model: &mut BTreeSet<Q>,
+    after: &str,
+) -> Result<(), String> {
+    let request = step.request().expect("a write step");
+    let reader = kept.held();
+    let previous = suspended.take();
+    let commit = || -> Result<Option<Kept>, String> {
+        let mut updater =
+            Updater::resume(chunk, None, previous, reader.as_deref()).map_err(|e| e.to_string())?;
+        updater.apply(&request).map_err(|e| e.to_string())?;
+        let next = Kept::after_update(chunk, updater.overlay(), Budget::Cache(1 << 20)).ok();
+        *suspended = updater.suspend().ok();
+        Ok(next)
+    };
+    let outcome = commit();
+    match &outcome {
+        Ok(Some(_)) => {}
+        _ => kept.invalidate(),
+    }
+    match (step, outcome) {
+        (Step::Failing(_), Ok(_)) => Err(format!("{after}: `{request}` did not fail")),
+        (Step::Failing(_), Err(_)) => Ok(()),
+        (_, Err(e)) => Err(format!("{after}: `{request}`: {e}")),
+        (_, Ok(next)) => {
+            if let Some(next) = next {
+                kept.install(next);
+            }
+            step.apply_to(model);
+            Ok(())
+        }
+    }
+}
+
 /// Runs the script on a real store in `dir`; the first difference from
 /// the model, or an unexpected error, as text.
 pub fn run(script: &Script, dir: &Path) -> Result<(), String> {
@@ -559,6 +608,8 @@ pub fn run(script: &Script, dir: &Path) -> Result<(), String> {
     // What a long-lived reader (the endpoint, the TUI) keeps, and must
     // notice is stale after each step.
     let kept = Snapshots::new(&chunk, Budget::Cache(1 << 20));
+    // What the endpoint's last write suspended.
+    let mut endpoint: Option<Suspended> = None;
     for (i, step) in script.steps.iter().enumerate() {
         let after = format!("step {i} ({step:?})");
         match step {
@@ -591,6 +642,11 @@ pub fn run(script: &Script, dir: &Path) -> Result<(), String> {
                 }
             }
             Step::Reopen => writer = None,
+            Step::ViaEndpoint(step) => {
+                // The endpoint is another writer: this one lets go of the lock.
+                writer = None;
+                via_endpoint(&chunk, &mut endpoint, &kept, step, &mut model, &after)?;
+            }
             Step::Gc => {
                 writer = None;
                 cottas_tui::store::versions::gc_apply(&chunk, 1, None)
