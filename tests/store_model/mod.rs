@@ -6,20 +6,21 @@
 //! fuzz target (`fuzz/fuzz_targets/store_ops.rs`, bytes from libFuzzer).
 //! Each step is one SPARQL Update request through the library's `Updater`
 //! (held open across steps as `update` does, or resumed per request as the
-//! endpoint does), a compaction, `gc`, or closing and reopening the writer; the store is real (a
-//! chunk directory in a temp dir, imported, with its log, fsynced) and its
-//! row groups tiny, so a handful of quads spans several of them and the
-//! sidecars prune. The model is a few lines of set operations per kind of
-//! request, written from SPARQL 1.1 Update, not from the store's code.
+//! endpoint does), a compaction, `gc`, or closing and reopening the writer.
+//! The store is real (a chunk directory in a temp dir, imported, with its
+//! log, fsynced) and its row groups tiny, so a handful of quads spans
+//! several of them and the sidecars prune. The model is a few lines of set
+//! operations per kind of request, written from SPARQL 1.1 Update, not from
+//! the store's code.
 //!
 //! After each step a fresh snapshot is opened from disk, and all of these
 //! must equal the model: every quad of the view; the view's count; the
 //! quads of each subject and of each graph, as patterns (pruned by the
 //! sidecars) and as counts; SPARQL counts of all quads and per graph, with
-//! the shortcuts and by full evaluation; so must the snapshot a long-lived reader keeps
-//! (`view::kept`), which must notice the step. After a compaction, `verify`
-//! must find the new version clean. The snapshot opened after the step
-//! before must still read what it read then.
+//! the shortcuts and by full evaluation. So must the snapshot a long-lived
+//! reader keeps (`view::kept`), which must notice the step. After a
+//! compaction, `verify` must find the new version clean. The snapshot
+//! opened after the step before must still read what it read then.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -539,11 +540,24 @@ fn write(
             writer.insert(Updater::open(chunk, None).map_err(|e| format!("{after}: open the writer: {e}"))?)
         }
     };
-    match (step, w.apply(&request)) {
-        (Step::Failing(_), Ok(_)) => Err(format!("{after}: `{request}` did not fail")),
+    let applied = w.apply(&request).map(drop).map_err(|e| e.to_string());
+    settle(step, &request, applied, model, after)
+}
+
+/// Whether a write step ended as it should (a failing one failed, any
+/// other committed); a committed one is applied to the model.
+fn settle(
+    step: &Step,
+    request: &str,
+    applied: Result<(), String>,
+    model: &mut BTreeSet<Q>,
+    after: &str,
+) -> Result<(), String> {
+    match (step, applied) {
+        (Step::Failing(_), Ok(())) => Err(format!("{after}: `{request}` did not fail")),
         (Step::Failing(_), Err(_)) => Ok(()),
         (_, Err(e)) => Err(format!("{after}: `{request}`: {e}")),
-        (_, Ok(_)) => {
+        (_, Ok(())) => {
             step.apply_to(model);
             Ok(())
         }
@@ -571,23 +585,15 @@ fn via_endpoint(
         *suspended = updater.suspend().ok();
         Ok(next)
     };
-    let outcome = commit();
-    match &outcome {
-        Ok(Some(_)) => {}
-        _ => kept.invalidate(),
+    // As `publish`: the writer's fold for the next readers, or none.
+    let applied = commit().map(|next| match next {
+        Some(next) => kept.install(next),
+        None => kept.invalidate(),
+    });
+    if applied.is_err() {
+        kept.invalidate();
     }
-    match (step, outcome) {
-        (Step::Failing(_), Ok(_)) => Err(format!("{after}: `{request}` did not fail")),
-        (Step::Failing(_), Err(_)) => Ok(()),
-        (_, Err(e)) => Err(format!("{after}: `{request}`: {e}")),
-        (_, Ok(next)) => {
-            if let Some(next) = next {
-                kept.install(next);
-            }
-            step.apply_to(model);
-            Ok(())
-        }
-    }
+    settle(step, &request, applied, model, after)
 }
 
 /// Runs the script on a real store in `dir`; the first difference from
