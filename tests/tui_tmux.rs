@@ -213,7 +213,10 @@ fn triage_to_repaired_at_the_keyboard() {
     // The sidecar: rebuild v2's sidecars.
     s.wait_for("rebuild the sidecars of v2");
     s.keys(&["r"]);
-    s.wait_for("rebuild-sidecars");
+    // The plan's dialog, not the finding's hint (already on screen): a `y`
+    // sent before the plan is ready answers nothing.
+    let screen = s.wait_for("Repair?");
+    assert!(screen.contains("rebuild-sidecars"), "{screen}");
     s.keys(&["y"]);
     s.wait_for(": clean");
     assert!(cottas_tui::triage::verify::verify(&store, Default::default()).unwrap().is_clean());
