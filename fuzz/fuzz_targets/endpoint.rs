@@ -8,9 +8,9 @@
 //! panic hook aborts the process on the first, on whichever thread (the
 //! queries run on the endpoint's workers). Read-only, as `serve` runs by
 //! default. Needs the library's `full` feature, and leak detection off:
-//! the answering threads may still be ending when libFuzzer counts
-//! allocations after an input (`cargo fuzz run --features full endpoint --
-//! -detect_leaks=0`).
+//! the pool's query workers outlive an input and still hold what they
+//! answered with when libFuzzer counts allocations after it (`cargo fuzz
+//! run --features full endpoint -- -detect_leaks=0`).
 #![no_main]
 
 use std::io::Read;

@@ -32,7 +32,7 @@ use cottas_tui::sparql::update::{Suspended, Updater};
 use cottas_tui::store::base::writer::BaseOptions;
 use cottas_tui::view::kept::{Budget, Kept, Snapshots};
 use cottas_tui::view::terms::{from_token, Tok};
-use cottas_tui::view::{Graphs, Snapshot, ViewQuad};
+use cottas_tui::view::{Graphs, Snapshot, View, ViewQuad};
 
 pub const SUBJECTS: [&str; 4] = ["<http://x/s0>", "<http://x/s1>", "<http://x/s2>", "<http://x/s3>"];
 pub const PREDICATES: [&str; 3] = ["<http://x/p0>", "<http://x/p1>", "<http://x/p2>"];
@@ -431,29 +431,13 @@ fn check_snapshot(snap: &Snapshot, model: &BTreeSet<Q>, after: &str) -> Result<(
     }
     for s in SUBJECTS {
         let tok = Tok::from_term(&from_token(s.as_bytes()).expect("a subject token"));
-        let part = |w: &Keys| w.iter().filter(|k| k.0 == s).cloned().collect::<Keys>();
-        let quads = view.quads(Some(&tok), None, None, Graphs::All).map_err(|e| e.to_string())?.0;
-        let count = view.quads(Some(&tok), None, None, Graphs::All).and_then(|q| q.0.try_count());
-        compare(
-            &part(&want),
-            collect(quads)?,
-            count.map_err(|e| e.to_string())?,
-            &format!("subject {s}"),
-            after,
-        )?;
+        let part = want.iter().filter(|k| k.0 == s).cloned().collect();
+        check_pattern(&view, Some(&tok), Graphs::All, &part, &format!("subject {s}"), after)?;
     }
     for g in GRAPHS {
         let tok = Tok::from_term(&from_token(g.as_bytes()).expect("a graph token"));
-        let part = |w: &Keys| w.iter().filter(|k| k.3.as_deref() == Some(g)).cloned().collect::<Keys>();
-        let quads = view.quads(None, None, None, Graphs::Named(&tok)).map_err(|e| e.to_string())?.0;
-        let count = view.quads(None, None, None, Graphs::Named(&tok)).and_then(|q| q.0.try_count());
-        compare(
-            &part(&want),
-            collect(quads)?,
-            count.map_err(|e| e.to_string())?,
-            &format!("graph {g}"),
-            after,
-        )?;
+        let part = want.iter().filter(|k| k.3.as_deref() == Some(g)).cloned().collect();
+        check_pattern(&view, None, Graphs::Named(&tok), &part, &format!("graph {g}"), after)?;
     }
     check_sparql_counts(snap, &want, after)
 }
@@ -515,7 +499,19 @@ fn count_cell(row: &[String], after: &str) -> Result<usize, String> {
     lexical.parse().map_err(|_| format!("after {after}: a count cell {cell:?}"))
 }
 
-fn compare(want: &Keys, have: Keys, count: usize, what: &str, after: &str) -> Result<(), String> {
+/// The quads of one pattern (a subject, or a graph; these prune through the
+/// sidecars) and their count must be the model's `want`.
+fn check_pattern(
+    view: &View<'_>,
+    subject: Option<&Tok<'_>>,
+    graphs: Graphs,
+    want: &Keys,
+    what: &str,
+    after: &str,
+) -> Result<(), String> {
+    let quads = view.quads(subject, None, None, graphs).map_err(|e| e.to_string())?.0;
+    let count = view.quads(subject, None, None, graphs).and_then(|q| q.0.try_count());
+    let (have, count) = (collect(quads)?, count.map_err(|e| e.to_string())?);
     if have != *want || count != want.len() {
         return Err(format!(
             "after {after}: the quads of {what} are {have:?} (counted {count}), the model has {want:?}"
