@@ -111,6 +111,34 @@ fn the_store_view_shows_versions_current_and_row_groups() {
     assert!(wide.contains("[rw] demo › Store"), "{wide}");
 }
 
+/// More row groups than bars fit: the Store view sums them up, draws each
+/// one's bytes as a sparkline across the width, and names the first and last.
+#[test]
+fn the_store_view_sums_up_more_row_groups_than_bars_fit() {
+    use cottas_tui::import::{import, ImportOptions};
+    use cottas_tui::store::base::writer::BaseOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("many.nq");
+    let lines: String = (0..301)
+        .map(|i| format!("<http://ex.org/s{i:03}> <http://ex.org/p> \"{i}\" <http://ex.org/g> .\n"))
+        .collect();
+    std::fs::write(&input, lines).unwrap();
+    let store = dir.path().join("many");
+    let mut opts = ImportOptions::new(vec![input], store.clone());
+    opts.base = BaseOptions { row_group_size: 3, ..BaseOptions::default() };
+    import(&opts, |_| {}).unwrap();
+    let t = text(&draw(&app(&store, false), 80, 24));
+    assert!(t.contains("row groups: 101, "), "{t}");
+    assert!(t.contains("rows: 100 × 3, the last 1"), "{t}");
+    assert!(t.contains("bytes: median "), "{t}");
+    let axis = t.lines().find(|l| l.contains("rg0")).expect("the axis");
+    assert!(axis.trim_end_matches('│').trim_end().ends_with("rg100"), "{axis}");
+    assert!(!t.contains("rg1 "), "no bars: {t}");
+    // Wide enough for every bar: the bar chart as before.
+    let wide = text(&draw(&app(&store, false), 1100, 30));
+    assert!(wide.contains("rows (and bytes) per row group") && wide.contains("rg100"), "{wide}");
+}
+
 #[test]
 fn the_files_view_marks_a_damaged_magic() {
     let (_d, store) = demo_store();

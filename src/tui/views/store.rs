@@ -4,7 +4,7 @@ use humansize::{format_size, BINARY};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Borders, Paragraph, Row, Table};
+use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Borders, Paragraph, Row, Sparkline, Table};
 use ratatui::Frame;
 
 use super::selected;
@@ -171,8 +171,15 @@ fn render_versions(f: &mut Frame, list: Rect, app: &App) {
     );
 }
 
+/// Columns one bar of the chart takes (its width and the gap after it).
+const BAR_COLUMNS: u16 = 10;
+
 fn render_row_groups(f: &mut Frame, chart_area: Rect, app: &App) {
     let rg = &app.store.row_groups;
+    let inner = chart_area.width.saturating_sub(2);
+    if rg.rows.len() > usize::from(inner / BAR_COLUMNS) {
+        return render_many_row_groups(f, chart_area, rg);
+    }
     let bars: Vec<Bar> = rg
         .rows
         .iter()
@@ -188,7 +195,146 @@ fn render_row_groups(f: &mut Frame, chart_area: Rect, app: &App) {
     let chart = BarChart::default()
         .block(Block::default().borders(Borders::ALL).title("rows (and bytes) per row group"))
         .data(BarGroup::default().bars(&bars))
-        .bar_width(9)
+        .bar_width(BAR_COLUMNS - 1)
         .bar_gap(1);
     f.render_widget(chart, chart_area);
+}
+
+/// More row groups than bars fit (82 at 10M quads, 814 at 100M): what
+/// they hold in two lines, and every row group's bytes as one sparkline,
+/// each column the largest of the row groups it stands for, so that one
+/// outsized row group shows wherever it is.
+fn render_many_row_groups(f: &mut Frame, chart_area: Rect, rg: &RowGroups) {
+    let block = Block::default().borders(Borders::ALL).title(format!(
+        "row groups: {}, {} compressed; each one's bytes below",
+        group_digits(rg.rows.len() as u64),
+        format_size(rg.bytes.iter().sum::<u64>(), BINARY)
+    ));
+    let inner = block.inner(chart_area);
+    f.render_widget(block, chart_area);
+    let [summary, spark, axis] =
+        Layout::vertical([Constraint::Length(2), Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    let lines: Vec<Line> = row_group_summary(rg).into_iter().map(Line::from).collect();
+    f.render_widget(Paragraph::new(lines), summary);
+    let columns = bucket_maxima(&rg.bytes, usize::from(spark.width));
+    f.render_widget(Sparkline::default().data(&columns).style(Style::new().fg(Color::Cyan)), spark);
+    let last = format!("rg{}", rg.rows.len().saturating_sub(1));
+    let gap = usize::from(axis.width).saturating_sub(3 + last.len());
+    f.render_widget(Paragraph::new(format!("rg0{}{last}", " ".repeat(gap))), axis);
+}
+
+/// Two lines for a person: how many rows the row groups hold (they are all
+/// full but the last, unless something wrote them otherwise), and the
+/// median, smallest and largest compressed size, naming the row groups.
+pub fn row_group_summary(rg: &RowGroups) -> [String; 2] {
+    let n = rg.rows.len();
+    let full = rg.rows.first().copied().unwrap_or(0);
+    let rows = match rg.rows.split_last() {
+        Some((last, rest)) if rest.iter().all(|&r| r == full) => {
+            format!(
+                "rows: {} × {}, the last {}",
+                group_digits(rest.len() as u64),
+                group_digits(full),
+                group_digits(*last)
+            )
+        }
+        _ => {
+            let (least, most) = extremes(&rg.rows);
+            format!(
+                "rows: fewest {} (rg{least}), most {} (rg{most}), {} in all",
+                group_digits(rg.rows.get(least).copied().unwrap_or(0)),
+                group_digits(rg.rows.get(most).copied().unwrap_or(0)),
+                group_digits(rg.rows.iter().sum())
+            )
+        }
+    };
+    let mut sorted = rg.bytes.clone();
+    sorted.sort_unstable();
+    let (least, most) = extremes(&rg.bytes);
+    let size = |i: usize| format_size(rg.bytes.get(i).copied().unwrap_or(0), BINARY);
+    let bytes = format!(
+        "bytes: median {}, least {} (rg{least}), most {} (rg{most})",
+        format_size(sorted.get(n / 2).copied().unwrap_or(0), BINARY),
+        size(least),
+        size(most),
+    );
+    [rows, bytes]
+}
+
+/// Where the first smallest and the first largest value are.
+fn extremes(values: &[u64]) -> (usize, usize) {
+    let mut at = (0, 0);
+    for (i, &v) in values.iter().enumerate() {
+        if v < values[at.0] {
+            at.0 = i;
+        }
+        if v > values[at.1] {
+            at.1 = i;
+        }
+    }
+    at
+}
+
+/// `values` across `columns` columns, in order: each column the largest of
+/// the values it stands for, every value in at least one column, and fewer
+/// values than columns each spread over several (so the axis's ends hold).
+pub fn bucket_maxima(values: &[u64], columns: usize) -> Vec<u64> {
+    if values.is_empty() {
+        return Vec::new();
+    }
+    (0..columns)
+        .map(|c| {
+            let from = c * values.len() / columns;
+            let to = ((c + 1) * values.len() / columns).max(from + 1);
+            values[from..to].iter().copied().max().unwrap_or(0)
+        })
+        .collect()
+}
+
+/// `1234567` as `1,234,567`.
+fn group_digits(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_maxima_keep_every_value_and_the_largest_of_each_column() {
+        let values: Vec<u64> = (0..1000).map(|i| if i == 777 { 5000 } else { i % 7 }).collect();
+        let columns = bucket_maxima(&values, 78);
+        assert_eq!(columns.len(), 78);
+        // The one outsized row group shows in its column, wherever it is.
+        assert_eq!(columns.iter().filter(|&&v| v == 5000).count(), 1);
+        assert_eq!(columns[777 * 78 / 1000], 5000);
+        // Fewer values than columns: each spread, in order, first and last at the ends.
+        let few = bucket_maxima(&[1, 2, 3], 7);
+        assert_eq!(few, vec![1, 1, 1, 2, 2, 3, 3]);
+        assert!(bucket_maxima(&[], 10).is_empty());
+    }
+
+    #[test]
+    fn the_summary_names_uneven_row_groups_and_the_byte_extremes() {
+        let even =
+            RowGroups { rows: vec![122_880, 122_880, 46_720], bytes: vec![300 << 10, 290 << 10, 100 << 10] };
+        let [rows, bytes] = row_group_summary(&even);
+        assert_eq!(rows, "rows: 2 × 122,880, the last 46,720");
+        assert_eq!(bytes, "bytes: median 290 KiB, least 100 KiB (rg2), most 300 KiB (rg0)");
+        let uneven = RowGroups { rows: vec![10, 3, 10, 7], bytes: vec![1, 1, 1, 1] };
+        let [rows, _] = row_group_summary(&uneven);
+        assert_eq!(rows, "rows: fewest 3 (rg1), most 10 (rg0), 30 in all");
+        assert_eq!(group_digits(1_234_567), "1,234,567");
+        assert_eq!(group_digits(999), "999");
+        let none = row_group_summary(&RowGroups::default());
+        assert_eq!(none[0], "rows: fewest 0 (rg0), most 0 (rg0), 0 in all");
+    }
 }
