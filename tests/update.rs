@@ -541,3 +541,35 @@ fn an_update_whose_stderr_is_closed_still_reports_its_commit() {
         .unwrap());
     assert!(listed.contains("true"), "{listed}");
 }
+
+/// A blank node written in a request is new, also after compactions: fresh
+/// labels once counted from the batch's sequence number, which starts at 1
+/// again in every epoch, so after a compaction `_:b` of a new request was
+/// the node the first request of the last epoch had made, now in the base.
+/// It then added nothing, or gave that node the new node's statements.
+#[test]
+fn fresh_blank_nodes_stay_new_across_compactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let one_value_each = "SELECT (COUNT(*) AS ?n) { ?b <https://example.org/p> ?x, ?y FILTER(?x < ?y) }";
+    for round in 1..=3 {
+        let insert =
+            format!("INSERT DATA {{ _:b <https://example.org/p> {round} . _:b <https://example.org/q> 0 }}");
+        let appended = ok(&update(&chunk, &[&insert]));
+        assert!(appended.contains("+2"), "round {round}: {appended}");
+        let nodes = count(&chunk, "SELECT (COUNT(DISTINCT ?b) AS ?n) { ?b <https://example.org/q> 0 }");
+        assert_eq!(nodes, round.to_string(), "round {round}: one new node per request");
+        assert_eq!(count(&chunk, one_value_each), "0", "round {round}: no node took another's statement");
+        let compacted = bin().arg("compact").arg(&chunk).output().unwrap();
+        ok(&compacted);
+    }
+    // A LOAD relabels the file's blank nodes the same way.
+    let file = dir.path().join("b.nt");
+    let int = |n: u8| format!("\"{n}\"^^<http://www.w3.org/2001/XMLSchema#integer>");
+    let lines =
+        format!("_:b <https://example.org/p> {} .\n_:b <https://example.org/q> {} .\n", int(9), int(0));
+    std::fs::write(&file, lines).unwrap();
+    ok(&update(&chunk, &[&format!("LOAD <file://{}>", file.display())]));
+    assert_eq!(count(&chunk, "SELECT (COUNT(DISTINCT ?b) AS ?n) { ?b <https://example.org/q> 0 }"), "4");
+    assert_eq!(count(&chunk, one_value_each), "0");
+}

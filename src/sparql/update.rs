@@ -274,7 +274,7 @@ impl Updater {
         // copy: the overlay may hold a large log). If planning or the append
         // fails, the overlay is read again from the log, which is unchanged.
         let overlay = std::mem::take(&mut self.overlay);
-        let mut plan = Plan::new(&self.store, &self.cache, overlay, self.writer.next_seq());
+        let mut plan = Plan::new(&self.store, &self.cache, overlay);
         let planned = update.operations.iter().try_for_each(|op| plan.operation(op));
         let Plan { view, entries, notes, .. } = plan;
         let appended = planned.and_then(|_| self.writer.append(entries).map_err(UpdateError::from));
@@ -310,11 +310,22 @@ struct Plan<'a> {
     view: Overlay,
     entries: Vec<Entry>,
     notes: Vec<String>,
-    /// Prefix for fresh blank-node labels (unique per batch).
+    /// Prefix for fresh blank-node labels ([`fresh_prefix`]).
     fresh: String,
     fresh_count: u64,
     /// Read-path figures; not reported for updates, reset per lookup.
     explain: RefCell<Explain>,
+}
+
+/// The prefix of one request's fresh blank-node labels: `u`, 128 random
+/// bits in hex (as spareval makes a template's blank nodes), `x`; the
+/// request's labels count on from it. Fresh labels must differ from every
+/// label the store will ever hold: they used to be `u<batch sequence>x`,
+/// but sequences start at 1 again in each epoch, so after a compaction
+/// an INSERT DATA of a new blank node reused one already folded into the
+/// base (adding nothing, or giving that node the new node's statements).
+fn fresh_prefix() -> String {
+    format!("u{}x", oxrdf::BlankNode::default().as_str())
 }
 
 fn eval_err(e: impl fmt::Display) -> UpdateError {
@@ -322,14 +333,14 @@ fn eval_err(e: impl fmt::Display) -> UpdateError {
 }
 
 impl<'a> Plan<'a> {
-    fn new(store: &'a Store, cache: &'a ColumnCache, view: Overlay, seq: u64) -> Self {
+    fn new(store: &'a Store, cache: &'a ColumnCache, view: Overlay) -> Self {
         Plan {
             store,
             cache,
             view,
             entries: Vec::new(),
             notes: Vec::new(),
-            fresh: format!("u{seq}x"),
+            fresh: fresh_prefix(),
             fresh_count: 0,
             explain: RefCell::default(),
         }
