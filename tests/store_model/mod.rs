@@ -13,6 +13,12 @@
 //! operations per kind of request, written from SPARQL 1.1 Update, not from
 //! the store's code.
 //!
+//! Data to insert may hold the request's blank node, in subjects and
+//! objects. The store picks its label, so the model names it its own way and
+//! quads are compared up to the labels of blank nodes ([`canonical`]): a new
+//! request's node must be a new node, and one written before must keep its
+//! statements together through every step.
+//!
 //! After each step a fresh snapshot is opened from disk, and all of these
 //! must equal the model: every quad of the view; the view's count; the
 //! quads of each subject and of each graph, as patterns (pruned by the
@@ -42,6 +48,17 @@ const LITERALS: [&str; 4] =
 pub const GRAPHS: [&str; 3] = ["<http://x/g0>", "<http://x/g1>", "<http://x/g2>"];
 /// A graph no step ever writes: clearing it without SILENT fails.
 const NO_SUCH_GRAPH: &str = "<http://x/none>";
+/// The blank node of one request's data (or of the initial file): new in
+/// each request, whatever label the store gives it. The model names it
+/// with the first of [`BLANKS`] no quad of the model holds.
+pub const FRESH: &str = "_:x";
+/// The model's names of blank nodes: never more are alive at once than
+/// there are steps (each makes at most one) and the initial file.
+const BLANKS: [&str; 32] = [
+    "_:m0", "_:m1", "_:m2", "_:m3", "_:m4", "_:m5", "_:m6", "_:m7", "_:m8", "_:m9", "_:m10", "_:m11",
+    "_:m12", "_:m13", "_:m14", "_:m15", "_:m16", "_:m17", "_:m18", "_:m19", "_:m20", "_:m21", "_:m22",
+    "_:m23", "_:m24", "_:m25", "_:m26", "_:m27", "_:m28", "_:m29", "_:m30", "_:m31",
+];
 
 /// A graph of the dataset: the default one, or a named one (its IRI token).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -167,6 +184,21 @@ impl Bytes<'_> {
         let n = self.byte() % most + 1;
         (0..n).map(|_| self.quad()).collect()
     }
+    /// A quad of data to insert: its subject or object may be the
+    /// request's blank node (DELETE DATA may hold none).
+    fn data_quad(&mut self) -> Q {
+        let q = self.quad();
+        match self.byte() % 8 {
+            0 => Q { s: FRESH, ..q },
+            1 => Q { o: FRESH, ..q },
+            2 => Q { s: FRESH, o: FRESH, ..q },
+            _ => q,
+        }
+    }
+    fn data(&mut self, most: u8) -> Vec<Q> {
+        let n = self.byte() % most + 1;
+        (0..n).map(|_| self.data_quad()).collect()
+    }
 }
 
 impl Script {
@@ -175,7 +207,7 @@ impl Script {
     pub fn decode(data: &[u8]) -> Script {
         let mut b = Bytes { data, at: 0 };
         let n = b.byte() % 16;
-        let initial = (0..n).map(|_| b.quad()).collect();
+        let initial = (0..n).map(|_| b.data_quad()).collect();
         let row_group_size = b.pick(&[1, 2, 3, 5, 122_880]);
         let mut steps = Vec::new();
         while !b.done() && steps.len() < 24 {
@@ -210,9 +242,9 @@ impl Script {
     /// A step that is one update request.
     fn write_step(b: &mut Bytes) -> Step {
         match b.byte() % 12 {
-            0 | 1 => Step::Insert(b.quads(4)),
+            0 | 1 => Step::Insert(b.data(4)),
             2 => Step::Delete(b.quads(4)),
-            3 => Step::InsertThenDelete(b.quads(3), b.quads(3)),
+            3 => Step::InsertThenDelete(b.data(3), b.quads(3)),
             4 => {
                 let target = match b.byte() % 3 {
                     0 => Target::Graph(b.graph()),
@@ -236,7 +268,7 @@ impl Script {
             8 => Step::TagNamed { p: b.pick(&PREDICATES), o: b.object() },
             9 => Step::DeleteObjectInNamed(b.object()),
             10 => Step::CreateSilent(b.pick(&GRAPHS)),
-            _ => Step::Failing(b.quads(2)),
+            _ => Step::Failing(b.data(2)),
         }
     }
 }
@@ -315,7 +347,7 @@ impl Step {
     /// What the step does to the model's quads (SPARQL 1.1 Update §3).
     pub fn apply_to(&self, m: &mut BTreeSet<Q>) {
         match self {
-            Step::Insert(qs) => m.extend(qs.iter().copied()),
+            Step::Insert(qs) => insert_data(m, qs),
             Step::Delete(qs) => qs.iter().for_each(|q| {
                 m.remove(q);
             }),
@@ -356,6 +388,23 @@ impl Step {
             Step::CreateSilent(_) | Step::Failing(_) | Step::Compact { .. } | Step::Reopen | Step::Gc => {}
         }
     }
+}
+
+/// INSERT DATA of `qs` into the model: the request's blank node is a new
+/// one, named by the first of [`BLANKS`] the model does not hold.
+fn insert_data(m: &mut BTreeSet<Q>, qs: &[Q]) {
+    let held = |b: &&str| m.iter().any(|q| q.s == *b || q.o == *b);
+    let name = *BLANKS.iter().find(|b| !held(b)).expect("fewer blank nodes alive than steps");
+    let named = |t: &'static str| if t == FRESH { name } else { t };
+    let new: Vec<Q> = qs.iter().map(|q| Q { s: named(q.s), o: named(q.o), ..*q }).collect();
+    m.extend(new);
+}
+
+/// The model of the initial file: its blank node named like a request's.
+pub fn initial_model(initial: &[Q]) -> BTreeSet<Q> {
+    let mut m = BTreeSet::new();
+    insert_data(&mut m, initial);
+    m
 }
 
 /// A scratch directory removed when dropped (the fuzz crate has no tempfile).
@@ -400,7 +449,31 @@ fn key(q: &Q) -> (String, String, String, Option<String>) {
     (q.s.to_string(), q.p.to_string(), q.o.to_string(), g)
 }
 
-type Keys = BTreeSet<(String, String, String, Option<String>)>;
+type Key = (String, String, String, Option<String>);
+type Keys = BTreeSet<Key>;
+
+/// Quads up to the labels of their blank nodes: the quads without one, and
+/// for each blank node the quads that hold it, it written `_:SELF`, as a
+/// sorted list of such lists. Two sets of quads in which no quad holds two
+/// different blank nodes (no step links two) are the same up to a renaming
+/// of blank nodes exactly when these are equal.
+fn canonical(keys: &Keys) -> (Keys, Vec<Vec<Key>>) {
+    let blank = |t: &String| t.starts_with("_:");
+    let mut ground = Keys::new();
+    let mut of_node: std::collections::BTreeMap<&String, Vec<Key>> = Default::default();
+    for k in keys {
+        let Some(node) = [&k.0, &k.2].into_iter().find(|t| blank(t)) else {
+            ground.insert(k.clone());
+            continue;
+        };
+        assert!(!(blank(&k.0) && blank(&k.2) && k.0 != k.2), "a quad links two blank nodes: {k:?}");
+        let own = |t: &String| if t == node { "_:SELF".to_string() } else { t.clone() };
+        of_node.entry(node).or_default().push((own(&k.0), k.1.clone(), own(&k.2), k.3.clone()));
+    }
+    let mut nodes: Vec<Vec<Key>> = of_node.into_values().collect();
+    nodes.sort();
+    (ground, nodes)
+}
 
 fn collect(quads: cottas_tui::view::Quads<'_>) -> Result<Keys, String> {
     quads.map(|q| q.map(|q| rendered(&q)).map_err(|e| e.to_string())).collect()
@@ -420,10 +493,15 @@ fn check_snapshot(snap: &Snapshot, model: &BTreeSet<Q>, after: &str) -> Result<(
     let want: Keys = model.iter().map(key).collect();
     let all = || view.quads(None, None, None, Graphs::All).map(|(q, _)| q);
     let have = collect(all().map_err(|e| e.to_string())?)?;
-    if have != want {
-        let extra: Vec<_> = have.difference(&want).collect();
-        let missing: Vec<_> = want.difference(&have).collect();
-        return Err(format!("after {after}: the view has {extra:?} beyond the model and lacks {missing:?}"));
+    let (have_ground, have_nodes) = canonical(&have);
+    let (want_ground, want_nodes) = canonical(&want);
+    if (&have_ground, &have_nodes) != (&want_ground, &want_nodes) {
+        let extra: Vec<_> = have_ground.difference(&want_ground).collect();
+        let missing: Vec<_> = want_ground.difference(&have_ground).collect();
+        return Err(format!(
+            "after {after}: the view has {extra:?} beyond the model and lacks {missing:?}; \
+             the view's blank nodes {have_nodes:?}, the model's {want_nodes:?}"
+        ));
     }
     let n = all().and_then(|q| q.try_count()).map_err(|e| e.to_string())?;
     if n != want.len() {
@@ -512,7 +590,7 @@ fn check_pattern(
     let quads = view.quads(subject, None, None, graphs).map_err(|e| e.to_string())?.0;
     let count = view.quads(subject, None, None, graphs).and_then(|q| q.0.try_count());
     let (have, count) = (collect(quads)?, count.map_err(|e| e.to_string())?);
-    if have != *want || count != want.len() {
+    if canonical(&have) != canonical(want) || count != want.len() {
         return Err(format!(
             "after {after}: the quads of {what} are {have:?} (counted {count}), the model has {want:?}"
         ));
@@ -602,7 +680,7 @@ pub fn run(script: &Script, dir: &Path) -> Result<(), String> {
     opts.base = BaseOptions { row_group_size: script.row_group_size, ..BaseOptions::default() };
     opts.memory_limit = 64 << 10;
     import::import(&opts, |_| {}).map_err(|e| format!("import: {e}"))?;
-    let mut model: BTreeSet<Q> = script.initial.iter().copied().collect();
+    let mut model = initial_model(&script.initial);
     // The last step's snapshot and model: a reader keeps seeing what it
     // opened, whatever is written or compacted after.
     let mut before = (check(&chunk, &model, "the import")?, model.clone());
