@@ -226,7 +226,7 @@ fn render_many_row_groups(f: &mut Frame, chart_area: Rect, rg: &RowGroups) {
 /// Two lines for a person: how many rows the row groups hold (they are all
 /// full but the last, unless something wrote them otherwise), and the
 /// median, smallest and largest compressed size, naming the row groups.
-pub fn row_group_summary(rg: &RowGroups) -> [String; 2] {
+fn row_group_summary(rg: &RowGroups) -> [String; 2] {
     let n = rg.rows.len();
     let full = rg.rows.first().copied().unwrap_or(0);
     let rows = match rg.rows.split_last() {
@@ -278,7 +278,7 @@ fn extremes(values: &[u64]) -> (usize, usize) {
 /// `values` across `columns` columns, in order: each column the largest of
 /// the values it stands for, every value in at least one column, and fewer
 /// values than columns each spread over several (so the axis's ends hold).
-pub fn bucket_maxima(values: &[u64], columns: usize) -> Vec<u64> {
+fn bucket_maxima(values: &[u64], columns: usize) -> Vec<u64> {
     if values.is_empty() {
         return Vec::new();
     }
