@@ -40,6 +40,7 @@ use crate::store::versions::layout::{self, Resolution, BASE, CURRENT, LOG, MARKE
 use crate::store::versions::open::Store;
 use crate::store::versions::sink::{VersionSink, Written};
 use crate::store::StoreError;
+use crate::text::{noun, plural};
 use crate::view::rows::{NetDelta, RowMerge};
 
 #[derive(Clone, Debug)]
@@ -156,31 +157,36 @@ impl std::fmt::Display for CompactPlan {
         writeln!(f, "chunk:     {}", self.chunk.display())?;
         writeln!(
             f,
-            "base:      {} ({} quads, marker {})",
+            "base:      {} ({}, marker {})",
             self.from_version,
-            self.base_rows,
+            plural(self.base_rows, "quad", "quads"),
             marker(self.old_marker)
         )?;
         match self.epoch_range {
             Some((lo, hi)) => writeln!(
                 f,
-                "fold:      {} batches, epochs {lo}..={hi}: +{} \u{2212}{}, {} graph ops ({} bytes of log)",
-                self.batches_folded, self.adds, self.removes, self.graph_ops, self.log_committed
+                "fold:      {}, epochs {lo}..={hi}: +{} \u{2212}{}, {} ({} of log)",
+                plural(self.batches_folded, "batch", "batches"),
+                self.adds,
+                self.removes,
+                plural(self.graph_ops, "graph op", "graph ops"),
+                plural(self.log_committed, "byte", "bytes")
             )?,
             None => writeln!(f, "fold:      nothing (no visible batch in the log)")?,
         }
         if self.batches_shadowed > 0 {
             writeln!(
                 f,
-                "shadowed:  {} batches at or below the marker are already folded; dropped",
-                self.batches_shadowed
+                "shadowed:  {} at or below the marker {} already folded; dropped",
+                plural(self.batches_shadowed, "batch", "batches"),
+                noun(self.batches_shadowed, "is", "are")
             )?;
         }
         if self.log_leftover > 0 {
             writeln!(
                 f,
-                "leftover:  {} uncommitted bytes after the log's last batch; kept in a cut file",
-                self.log_leftover
+                "leftover:  {} after the log's last batch; kept in a cut file",
+                plural(self.log_leftover, "uncommitted byte", "uncommitted bytes")
             )?;
         }
         if self.nothing_to_fold() {
@@ -207,13 +213,13 @@ impl std::fmt::Display for CompactSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "compact: OK {} -> {}: {} quads, {} bytes, marker {}, {} batches folded, {} carried; {:.2}s (writer lock held {:.1} ms)",
+            "compact: OK {} -> {}: {}, {}, marker {}, {} folded, {} carried; {:.2}s (writer lock held {:.1} ms)",
             self.plan.from_version,
             self.plan.to_version,
-            self.rows,
-            self.bytes,
+            plural(self.rows, "quad", "quads"),
+            plural(self.bytes, "byte", "bytes"),
             self.plan.new_marker,
-            self.plan.batches_folded,
+            plural(self.plan.batches_folded, "batch", "batches"),
             self.carried,
             self.seconds,
             self.lock_held.as_secs_f64() * 1e3
@@ -316,8 +322,8 @@ impl std::fmt::Display for Compaction {
             Compaction::Folded(summary) => write!(f, "{summary}"),
             Compaction::NothingToFold { plan, finished: Some(t) } => write!(
                 f,
-                "compact: nothing to fold; the log still held {} batches already folded into {} (a compaction stopped before truncating it): log emptied, their bytes saved to {}",
-                t.batches,
+                "compact: nothing to fold; the log still held {} already folded into {} (a compaction stopped before truncating it): log emptied, their bytes saved to {}",
+                plural(t.batches, "batch", "batches"),
                 plan.from_version,
                 t.saved_to.display()
             ),

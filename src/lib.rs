@@ -18,6 +18,7 @@ pub mod serve;
 pub mod sparql;
 pub mod stderr;
 pub mod store;
+pub mod text;
 #[cfg(feature = "full")]
 pub mod triage;
 #[cfg(feature = "full")]

@@ -106,7 +106,7 @@ fn damage_that_hides_batches_stops_queries_and_writers_until_repaired() {
     std::fs::write(&log, &bytes).unwrap();
     let o = bin().arg("query").arg(&chunk).args(["-e", "ASK { ?s ?p ?o }"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("valid batches follow the damage"), "{}", text(&o));
+    assert!(text(&o).contains("1 valid batch follows the damage (the first at offset"), "{}", text(&o));
     let o = bin()
         .arg("update")
         .arg(&chunk)

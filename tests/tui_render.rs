@@ -370,6 +370,13 @@ fn the_query_view_shows_results_from_the_worker() {
     assert!(t.contains("Results — ") && t.contains(" rows in "), "{t}");
     assert!(a.status.contains("rows in"), "{}", a.status);
     assert_eq!(a.query.history.len(), 1);
+
+    // One row is "1 row", in the title and the status.
+    a.query.text = "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }".into();
+    act(&mut a, Action::RunQuery);
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.contains("Results — 1 row in "), "{t}");
+    assert!(a.status.starts_with("1 row in "), "{}", a.status);
 }
 
 /// Counts the query view answers from the sidecars (a count per graph, a
@@ -1313,7 +1320,7 @@ fn the_timeline_shows_a_compaction_as_it_happens() {
     let reindexed = LogIndex::build(&a.log_path());
     act(&mut a, Action::Worker(Msg::LogIndexed(Box::new(reindexed))));
     let t = text(&draw(&a, 100, 30));
-    assert!(t.contains("1 batches appended while compacting"), "{t}");
+    assert!(t.contains("1 batch appended while compacting: carried into the new log"), "{t}");
     let done = CompactEnd::Done {
         text: "compact: OK v2 -> v3".into(),
         from: "v2".into(),
@@ -1322,7 +1329,7 @@ fn the_timeline_shows_a_compaction_as_it_happens() {
     };
     act(&mut a, Action::Worker(Msg::CompactDone(done)));
     let t = text(&draw(&a, 100, 30));
-    assert!(t.contains("`current` flipped v2 → v3; 1 batches carried"), "{t}");
+    assert!(t.contains("`current` flipped v2 → v3; 1 batch carried"), "{t}");
     assert!(a.compaction.is_none() && !t.contains("(folding)"), "{t}");
 }
 

@@ -164,7 +164,7 @@ fn a_person_at_the_keyboard() {
         .output()
         .unwrap();
     assert!(o.status.success());
-    s.wait_for("Delta log — 1 batches");
+    s.wait_for("Delta log — 1 batch,");
     s.keys(&["q"]);
 }
 
@@ -308,8 +308,8 @@ fn a_compaction_with_an_append_meanwhile_shows_the_carried_batch() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    s.wait_for("1 batches appended while compacting");
-    let screen = s.wait_for("1 batches carried");
+    s.wait_for("1 batch appended while compacting");
+    let screen = s.wait_for("1 batch carried");
     assert!(screen.contains("flipped v2 → v3"), "{screen}");
     assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v3"));
     s.keys(&["q"]);

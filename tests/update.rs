@@ -83,8 +83,10 @@ fn one_batch_per_request_and_no_op_requests_append_nothing() {
         &chunk,
         &["INSERT DATA { <https://example.org/a> <https://example.org/p> 2 } ; DELETE DATA { <https://example.org/a> <https://example.org/p> 1 } ; CLEAR SILENT GRAPH <https://example.org/none>"],
     ));
-    assert!(out.starts_with("no change"), "{out}");
+    assert!(out.starts_with("no change: nothing appended (3 operations)"), "{out}");
     assert_eq!(std::fs::metadata(chunk.join("data.deltalog")).unwrap().len(), len);
+    let out = ok(&update(&chunk, &["INSERT DATA { <https://example.org/a> <https://example.org/p> 2 }"]));
+    assert!(out.starts_with("no change: nothing appended (1 operation)"), "{out}");
     assert_eq!(count(&chunk, ALL), "6");
 }
 

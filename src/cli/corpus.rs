@@ -10,6 +10,7 @@ use humansize::{format_size, BINARY};
 
 use crate::compact::Compaction;
 use crate::corpus::{self, ChunkOutcome, ChunkSummary};
+use crate::text::plural;
 use crate::triage::verify::VerifyOptions;
 
 #[derive(clap::Args, Debug)]
@@ -205,8 +206,8 @@ fn export(args: &ExportArgs, out: &mut impl Write) -> Result<ExitCode> {
     }
     writeln!(
         out,
-        "exported {} chunks to {} (manifest.json, duckdb.sql, spark.sql)",
-        manifest.chunks.len(),
+        "exported {} to {} (manifest.json, duckdb.sql, spark.sql)",
+        plural(manifest.chunks.len(), "chunk", "chunks"),
         args.out.display()
     )?;
     Ok(ExitCode::SUCCESS)
@@ -330,8 +331,8 @@ fn verify(args: &VerifyAllArgs, out: &mut impl Write) -> Result<ExitCode> {
         }
         writeln!(
             out,
-            "corpus verify: {} chunks, {} clean, {with_findings} with findings, {failed} could not be verified",
-            reports.len(),
+            "corpus verify: {}, {} clean, {with_findings} with findings, {failed} could not be verified",
+            plural(reports.len(), "chunk", "chunks"),
             reports.len() - with_findings - failed
         )?;
     }
@@ -347,7 +348,7 @@ fn print_chunk(r: &corpus::ChunkReport, out: &mut impl Write) -> std::io::Result
     match &r.outcome {
         ChunkOutcome::Failed(why) => writeln!(out, "{}: could not verify: {why}", r.name),
         ChunkOutcome::Report(rep) if rep.is_clean() => {
-            writeln!(out, "{}: clean ({} files checked)", r.name, rep.files_checked)
+            writeln!(out, "{}: clean ({} checked)", r.name, plural(rep.files_checked, "file", "files"))
         }
         ChunkOutcome::Report(rep) => {
             let mut prefixed = rep.clone();

@@ -19,7 +19,8 @@ use super::dump;
 use crate::format::kind::{self, FileKind};
 use crate::inspect;
 use crate::inspect::window::{Windowed, LARGE_BASE};
-use crate::store::log::index::{plural, LogIndex};
+use crate::store::log::index::LogIndex;
+use crate::text::plural;
 
 #[derive(clap::Args, Debug, Default)]
 pub struct DemoArgs {

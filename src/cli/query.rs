@@ -129,8 +129,9 @@ fn open_chunk(path: &Path, name: Option<String>, memory_limit: usize) -> Result<
     let replay_time = replay_started.elapsed();
     if let Some((off, len, why)) = overlay.leftover {
         crate::eprint_line!(
-            "cottas-tui: note: {} has {len} bytes at offset {off} that are not a committed batch ({}); they are ignored",
+            "cottas-tui: note: {} has {} at offset {off} that are not a committed batch ({}); they are ignored",
             store.layout.log.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+            crate::text::plural(len, "byte", "bytes"),
             why.as_str()
         );
     }
@@ -150,8 +151,8 @@ impl OpenChunk {
             store.layout.resolution.describe()
         );
         crate::eprint_line!(
-            "{chunk}delta: {} visible batches, {} shadowed by the epoch marker; {log_bytes} log bytes replayed in {:.3} ms",
-            self.overlay.batches_visible,
+            "{chunk}delta: {}, {} shadowed by the epoch marker; {log_bytes} log bytes replayed in {:.3} ms",
+            crate::text::plural(self.overlay.batches_visible, "visible batch", "visible batches"),
             self.overlay.batches_shadowed,
             self.replay_time.as_secs_f64() * 1e3
         );

@@ -13,6 +13,7 @@ use crate::format::deltalog::{self, BatchFrame, Entry};
 use crate::store::log::{is_visible, Log, Tail};
 use crate::store::versions::layout::{self, LOG};
 use crate::store::versions::open::read_marker;
+use crate::text::plural;
 use crate::triage::repair::{self, Applied, RepairPlan};
 use crate::triage::verify::{self, Report, Severity, VerifyOptions};
 use std::io::IsTerminal;
@@ -58,17 +59,18 @@ pub fn print_report(r: &Report, out: &mut impl Write) -> std::io::Result<()> {
     if r.is_clean() {
         writeln!(
             out,
-            "verify: clean — {} files checked{} in {:.2}s",
-            r.files_checked,
+            "verify: clean — {} checked{} in {:.2}s",
+            plural(r.files_checked, "file", "files"),
             if r.deep { " (deep)" } else { "" },
             r.seconds
         )
     } else {
         writeln!(
             out,
-            "verify: {errors} errors, {} warnings in {} files checked{} ({:.2}s)",
-            r.findings.len() - errors,
-            r.files_checked,
+            "verify: {}, {} in {} checked{} ({:.2}s)",
+            plural(errors, "error", "errors"),
+            plural(r.findings.len() - errors, "warning", "warnings"),
+            plural(r.files_checked, "file", "files"),
             if r.deep { " (deep)" } else { "" },
             r.seconds
         )
@@ -276,8 +278,8 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
         writeln!(out, "bytes:     {}", shown.iter().map(|f| f.len).sum::<u64>())?;
         writeln!(
             out,
-            "leftover:  {} bytes at offset {} ({})",
-            damage.map_or(0, |d| d.len),
+            "leftover:  {} at offset {} ({})",
+            plural(damage.map_or(0, |d| d.len), "byte", "bytes"),
             log.committed_len(),
             damage.map_or("clean-end", |d| d.reason.as_str())
         )?;
@@ -288,13 +290,15 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
         let why = d.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
         let effect = match log.tail.hidden() {
             [] => "not committed; readers ignore it".to_string(),
+            [only] => format!("1 committed batch sits behind it, at {only}; readers refuse to answer"),
             h => format!(
                 "{} committed batches sit behind it, the first at {}; readers refuse to answer",
                 h.len(),
                 h[0]
             ),
         };
-        writeln!(out, "{:>10}  LEFTOVER {} bytes, {}{why} ({effect})", d.offset, d.len, d.reason.as_str())?;
+        let len = plural(d.len, "byte", "bytes");
+        writeln!(out, "{:>10}  LEFTOVER {len}, {}{why} ({effect})", d.offset, d.reason.as_str())?;
     }
     out.flush()?;
     if !args.follow {

@@ -36,8 +36,8 @@ pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<ExitCode> {
     }
     if let Some(cut) = &w.cut {
         crate::eprint_line!(
-            "cottas-tui: cut {} bytes at offset {} from {} ({}); they are saved in {}",
-            cut.len,
+            "cottas-tui: cut {} at offset {} from {} ({}); they are saved in {}",
+            crate::text::plural(cut.len, "byte", "bytes"),
             cut.offset,
             w.path.display(),
             cut.reason.as_str(),

@@ -13,6 +13,7 @@ use crate::compact::{self, CompactOptions, CompactProgress};
 use crate::store::log::index::LogIndex;
 use crate::store::versions;
 use crate::store::versions::layout::LOG;
+use crate::text::plural;
 
 #[derive(clap::Args, Debug)]
 pub struct CompactArgs {
@@ -183,9 +184,9 @@ pub fn run_gc(args: &GcArgs, out: &mut impl Write) -> Result<ExitCode> {
     for v in &plan.remove_versions {
         writeln!(
             out,
-            "{verb} {} ({} quads, {})",
+            "{verb} {} ({}, {})",
             v.path.display(),
-            v.quads.unwrap_or(0),
+            plural(v.quads.unwrap_or(0), "quad", "quads"),
             format_size(v.bytes, BINARY)
         )?;
     }
@@ -224,11 +225,13 @@ pub fn run_rollback(args: &RollbackArgs, out: &mut impl Write) -> Result<ExitCod
     if log.batches > 0 && args.force {
         writeln!(
             out,
-            "the log holds {} batches ({} entries, epochs {}); they will apply over {} as they are",
-            log.batches,
-            log.entries,
+            "the log holds {} ({}, epochs {}); {} over {} as {}",
+            plural(log.batches, "batch", "batches"),
+            plural(log.entries, "entry", "entries"),
             log.epochs.map_or("-".into(), |(a, b)| format!("{a}..={b}")),
-            args.to
+            crate::text::noun(log.batches, "it will apply", "they will apply"),
+            args.to,
+            crate::text::noun(log.batches, "it is", "they are")
         )?;
     }
     let previous =

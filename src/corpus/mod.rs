@@ -27,6 +27,7 @@ use crate::store::versions::layout::{self, CURRENT, LOG};
 use crate::store::versions::open::Store;
 use crate::store::versions::{self as versions};
 use crate::store::StoreError;
+use crate::text::plural;
 use crate::triage::verify::{self, Report, VerifyOptions};
 
 /// How deep under the root chunks are looked for, unless asked otherwise.
@@ -171,8 +172,12 @@ fn summarize_log(store: &Store, s: &mut ChunkSummary) {
     }
     (s.pending_batches, s.shadowed_batches) = (Some(counts.0), Some(counts.1));
     if let Some(d) = scanned.tail.damage() {
-        s.status =
-            format!("log tail damaged: {} bytes at byte {} ({:?}); see `verify`", d.len, d.offset, d.reason);
+        s.status = format!(
+            "log tail damaged: {} at byte {} ({:?}); see `verify`",
+            plural(d.len, "byte", "bytes"),
+            d.offset,
+            d.reason
+        );
     }
 }
 

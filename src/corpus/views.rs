@@ -83,8 +83,8 @@ pub fn create_views(manifest: &Manifest, d: Dialect, root_url: &str, out_url: &s
     let mut sql = String::new();
     let _ = writeln!(
         sql,
-        "-- cottas-tui corpus export: {} chunks of {root_url}; manifest.json describes the same snapshot.",
-        manifest.chunks.len(),
+        "-- cottas-tui corpus export: {} of {root_url}; manifest.json describes the same snapshot.",
+        crate::text::plural(manifest.chunks.len(), "chunk", "chunks"),
     );
     let bases: Vec<String> = manifest
         .chunks

@@ -285,9 +285,14 @@ impl<'a> Reader<'a> {
         let len = self.varint()?;
         let left = (self.bytes.len() - self.pos) as u64;
         if len > left {
-            return Err(
-                self.error(start, format!("a {len}-byte string with {left} bytes left in {}", self.name))
-            );
+            return Err(self.error(
+                start,
+                format!(
+                    "a {len}-byte string with {} left in {}",
+                    crate::text::plural(left, "byte", "bytes"),
+                    self.name
+                ),
+            ));
         }
         let data = self.pos..self.pos + len as usize;
         self.pos = data.end;
@@ -429,7 +434,10 @@ impl<'a> Reader<'a> {
         let n = if head >> 4 == 15 { self.varint()? } else { u64::from(head >> 4) };
         let left = (self.bytes.len() - self.pos) as u64;
         if n > left {
-            return Err(self.error(self.pos, format!("a list of {n} elements with {left} bytes left")));
+            return Err(self.error(
+                self.pos,
+                format!("a list of {n} elements with {} left", crate::text::plural(left, "byte", "bytes")),
+            ));
         }
         Ok((n, head & 0x0f))
     }
@@ -544,7 +552,7 @@ mod tests {
         assert_eq!(check(&[0x19, 0x05, 0x00], HOLDER), Ok(3));
         // A count beyond the bytes left is refused whatever the types.
         let e = check(&[0x19, 0xfc, 0xff, 0xff, 0x7f, 0x00], HOLDER).unwrap_err();
-        assert!(e.contains("a list of 2097151 elements with 1 bytes left"), "{e}");
+        assert!(e.contains("a list of 2097151 elements with 1 byte left"), "{e}");
     }
 
     /// The table that types the check names the walk's spans: inside a list

@@ -110,11 +110,11 @@ impl fmt::Display for ImportSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} quads ({} distinct), {} graphs, {} bytes, {:.2} B/quad in {:.2}s",
-            self.parsed,
+            "{} ({} distinct), {}, {}, {:.2} B/quad in {:.2}s",
+            crate::text::plural(self.parsed, "quad", "quads"),
             self.distinct,
-            self.graphs,
-            self.bytes,
+            crate::text::plural(self.graphs, "graph", "graphs"),
+            crate::text::plural(self.bytes, "byte", "bytes"),
             if self.distinct == 0 { 0.0 } else { self.bytes as f64 / self.distinct as f64 },
             self.seconds
         )

@@ -42,8 +42,8 @@ pub(super) fn inspect(ins: &mut Inspection, bytes: &[u8]) {
     ins.field(
         "leftover",
         format!(
-            "{} bytes at offset {} ({})",
-            log.leftover.len,
+            "{} at offset {} ({})",
+            crate::text::plural(log.leftover.len, "byte", "bytes"),
             log.leftover.offset,
             log.leftover.reason.as_str()
         ),
@@ -68,17 +68,18 @@ pub(super) fn inspect(ins: &mut Inspection, bytes: &[u8]) {
     if log.leftover.reason != StopReason::CleanEnd {
         let e = log.leftover.error.as_ref();
         ins.items.push(format!(
-            "LEFTOVER @{} {} bytes: {}",
+            "LEFTOVER @{} {}: {}",
             log.leftover.offset,
-            log.leftover.len,
+            crate::text::plural(log.leftover.len, "byte", "bytes"),
             log.leftover.reason.as_str()
         ));
         ins.problems.push(Problem {
             offset: log.leftover.offset,
             class: log.leftover.reason.as_str().to_string(),
             message: format!(
-                "{} bytes after the last committed batch are not a whole valid batch ({}){}",
-                log.leftover.len,
+                "{} after the last committed batch {} not a whole valid batch ({}){}",
+                crate::text::plural(log.leftover.len, "byte", "bytes"),
+                crate::text::noun(log.leftover.len, "is", "are"),
                 log.leftover.reason.as_str(),
                 e.map(|e| format!(": {e}")).unwrap_or_default()
             ),

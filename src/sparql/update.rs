@@ -116,7 +116,11 @@ impl fmt::Display for UpdateOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.receipt {
             Some(r) => write!(f, "{r} in {:.2} ms", self.elapsed.as_secs_f64() * 1e3),
-            None => write!(f, "no change: nothing appended ({} operations)", self.operations),
+            None => write!(
+                f,
+                "no change: nothing appended ({})",
+                crate::text::plural(self.operations, "operation", "operations")
+            ),
         }
     }
 }

@@ -51,12 +51,12 @@ pub fn plan_truncate_tail(chunk: &Path) -> Result<RepairPlan, StoreError> {
         });
     };
     let mut lines = vec![format!(
-        "cut {} bytes at offset {} from {} ({}); keep the {} committed batches before it",
-        damage.len,
+        "cut {} at offset {} from {} ({}); keep the {} before it",
+        crate::text::plural(damage.len, "byte", "bytes"),
         damage.offset,
         path.display(),
         damage.reason.as_str(),
-        log.frames.len()
+        crate::text::plural(log.frames.len(), "committed batch", "committed batches")
     )];
     if let [first, ..] = log.tail.hidden() {
         lines.push(format!(

@@ -661,8 +661,8 @@ fn cross_check(cx: &mut Ctx, base: &Base, d: &Decoded, rebuild: Option<String>) 
                 None,
                 "dict-cells",
                 format!(
-                    "{} entries are in no row, e.g. id {} {:?}",
-                    unused.len(),
+                    "{} in no row, e.g. id {} {:?}",
+                    crate::text::plural(unused.len(), "entry is", "entries are"),
                     unused[0],
                     String::from_utf8_lossy(dict.token(unused[0]))
                 ),
@@ -686,7 +686,16 @@ fn cross_check(cx: &mut Ctx, base: &Base, d: &Decoded, rebuild: Option<String>) 
         }
     }
     if s_contiguous_broken > 0 {
-        cx.error(base.path(), None, "s-order", format!("{s_contiguous_broken} subjects appear in more than one run: the rows are not in SPOG order, so .s.offsets cannot describe them"), None);
+        cx.error(
+            base.path(),
+            None,
+            "s-order",
+            format!(
+                "{} in more than one run: the rows are not in SPOG order, so .s.offsets cannot describe them",
+                crate::text::plural(s_contiguous_broken, "subject appears", "subjects appear")
+            ),
+            None,
+        );
     }
     if let Some(s) = &d.s_offsets {
         if s.ranges.len() == ranges.len() && s.ranges != ranges {
@@ -755,8 +764,8 @@ fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
         let cut = Some(format!("cottas-tui repair truncate-torn-tail {} --yes", cx.chunk));
         let detail = d.error.as_ref().map(|e| format!(": {e}")).unwrap_or_default();
         match log.tail.hidden() {
-            [] => cx.error(path, Some(d.offset), "log-tail", format!("{} bytes after the last committed batch are not a batch ({}){detail}; readers ignore them", d.len, d.reason.as_str()), cut),
-            hidden => cx.error(path, Some(d.offset), "log-damage", format!("damaged ({}){detail}, and {} valid batches follow it (first at offset {}): committed writes no reader can reach; queries refuse to run", d.reason.as_str(), hidden.len(), hidden[0]), cut),
+            [] => cx.error(path, Some(d.offset), "log-tail", format!("{} after the last committed batch {} not a batch ({}){detail}; readers ignore {}", crate::text::plural(d.len, "byte", "bytes"), crate::text::noun(d.len, "is", "are"), d.reason.as_str(), crate::text::noun(d.len, "it", "them")), cut),
+            hidden => cx.error(path, Some(d.offset), "log-damage", format!("damaged ({}){detail}, and {} it (first at offset {}): committed writes no reader can reach; queries refuse to run", d.reason.as_str(), crate::text::plural(hidden.len(), "valid batch follows", "valid batches follow"), hidden[0]), cut),
         }
     }
     let mut last_seq: Option<u64> = None;
@@ -782,8 +791,8 @@ fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
     let shadowed: Vec<_> = log.shadowed(Some(ce)).collect();
     let Some(first) = shadowed.first() else { return };
     let what = format!(
-        "{} batches have db_epoch ≤ the marker of `current` ({ce}), the first at offset {} (seq {}, epoch {}): they are folded already, or writes that are silently invisible",
-        shadowed.len(),
+        "{} db_epoch ≤ the marker of `current` ({ce}), the first at offset {} (seq {}, epoch {}): folded already, or writes that are silently invisible",
+        crate::text::plural(shadowed.len(), "batch has", "batches have"),
         first.offset,
         first.batch.seq,
         first.batch.epoch

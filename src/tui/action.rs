@@ -13,6 +13,7 @@ use super::state::{App, Compaction, Pending, Repair, Tab};
 use super::views::{self, corpus::CorpusMove, store::StoreMove, triage::TriageMove};
 use super::worker::{CompactEnd, Msg};
 use crate::sparql::run::OutputFormat;
+use crate::text::plural;
 
 pub enum Action {
     Quit,
@@ -434,7 +435,8 @@ fn select_version(app: &mut App, index: usize) -> Vec<Effect> {
 fn compaction_done(app: &mut App, r: CompactEnd) {
     let (event, status) = match r {
         CompactEnd::Done { text, from, to, carried } => {
-            (format!("`current` flipped {from} → {to}; {carried} batches carried into the new log"), text)
+            let carried = plural(carried, "batch", "batches");
+            (format!("`current` flipped {from} → {to}; {carried} carried into the new log"), text)
         }
         CompactEnd::NothingFolded(text) => (text.clone(), text),
         CompactEnd::Cancelled => (
@@ -728,7 +730,8 @@ fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
             if let Some(c) = app.corpus.as_mut() {
                 c.verifying = false;
                 let bad = statuses.iter().filter(|(_, s)| s.errors > 0).count();
-                app.status = format!("verified {} chunks: {bad} with errors", statuses.len());
+                app.status =
+                    format!("verified {}: {bad} with errors", plural(statuses.len(), "chunk", "chunks"));
                 c.verified.extend(statuses);
             }
         }
@@ -792,8 +795,14 @@ fn opened(app: &mut App, mut d: super::state::Decoder, at: Option<u64>) {
 
 fn verified(app: &mut App, r: Result<crate::triage::verify::Report, String>) {
     app.status = match &r {
-        Ok(r) if r.is_clean() => format!("verify: clean ({} files, {:.2} s)", r.files_checked, r.seconds),
-        Ok(r) => format!("verify: {} errors, {} findings in all", r.errors(), r.findings.len()),
+        Ok(r) if r.is_clean() => {
+            format!("verify: clean ({}, {:.2} s)", plural(r.files_checked, "file", "files"), r.seconds)
+        }
+        Ok(r) => format!(
+            "verify: {}, {} in all",
+            plural(r.errors(), "error", "errors"),
+            plural(r.findings.len(), "finding", "findings")
+        ),
         Err(e) => format!("verify could not run: {e}"),
     };
     if let (Ok(r), Some(c)) = (&r, app.corpus.as_mut()) {
@@ -821,7 +830,7 @@ fn query_rows(app: &mut App, vars: Vec<String>, rows: Vec<Vec<String>>) {
         let rows = app.query.result.as_ref().map(|r| r.rows.as_slice()).unwrap_or_default();
         app.query.prefixes = app.query.prefixes_for(rows);
     }
-    app.status = format!("{n} rows so far… (Ctrl-C stops)");
+    app.status = format!("{} so far… (Ctrl-C stops)", plural(n, "row", "rows"));
 }
 
 /// The query's outcome, with the rows not streamed yet. A query stopped or
@@ -841,13 +850,14 @@ fn query_done(app: &mut App, t: super::state::QueryTable) {
     table.rows.extend(t.rows);
     (table.error, table.boolean, table.elapsed, table.total) = (t.error, t.boolean, t.elapsed, t.total);
     let n = table.rows.len();
+    let rows = |n: usize| plural(n, "row", "rows");
     app.status = match (&table.error, table.boolean) {
-        (Some(e), _) if e == "cancelled" => format!("stopped after {n} rows, {ms:.1} ms"),
-        (Some(e), _) if n > 0 => format!("error after {n} rows: {e}"),
+        (Some(e), _) if e == "cancelled" => format!("stopped after {}, {ms:.1} ms", rows(n)),
+        (Some(e), _) if n > 0 => format!("error after {}: {e}", rows(n)),
         (Some(e), _) => format!("error: {e}"),
         (None, Some(b)) => format!("ASK: {b} in {ms:.1} ms"),
-        _ if table.total > n => format!("{} rows in {ms:.1} ms ({n} shown: display limit)", table.total),
-        _ => format!("{n} rows in {ms:.1} ms"),
+        _ if table.total > n => format!("{} in {ms:.1} ms ({n} shown: display limit)", rows(table.total)),
+        _ => format!("{} in {ms:.1} ms", rows(n)),
     };
     app.query.prefixes = app.query.prefixes_for(&table.rows);
     app.query.result = Some(table);

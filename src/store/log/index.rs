@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Log, Tail};
 use crate::format::deltalog::{self, BatchFrame};
+use crate::text::plural;
 
 pub const STRIDE: usize = 256;
 
@@ -141,10 +142,11 @@ impl LogIndex {
         let why = d.reason.as_str();
         Some(match self.tail.hidden() {
             [] => format!(
-                "TORN TAIL at byte {}: {} bytes after {} committed ({why}); readers ignore them",
+                "TORN TAIL at byte {}: {} after {} committed ({why}); readers ignore {}",
                 d.offset,
-                d.len,
-                plural(self.count, "batch", "batches")
+                plural(d.len, "byte", "bytes"),
+                plural(self.count, "batch", "batches"),
+                crate::text::noun(d.len, "it", "them")
             ),
             h => format!(
                 "DAMAGE at byte {} ({why}) hides {}: readers refuse the store \
@@ -178,11 +180,6 @@ impl LogIndex {
         }
         out
     }
-}
-
-/// `n` and the noun that goes with it: "1 batch", "3 batches".
-pub fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]

@@ -189,11 +189,11 @@ impl Tail {
             path,
             d.offset,
             format!(
-                "the log is damaged here ({}), and {} valid batches follow the damage (the first at offset {}); \
+                "the log is damaged here ({}), and {} the damage (the first at offset {}); \
                  {doing}. `cottas-tui verify` shows the damage; \
                  `cottas-tui repair truncate-torn-tail` cuts it off, keeping a copy",
                 d.reason.as_str(),
-                hidden.len(),
+                crate::text::plural(hidden.len(), "valid batch follows", "valid batches follow"),
                 hidden[0]
             ),
         ))

@@ -115,8 +115,14 @@ impl std::fmt::Display for Receipt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "batch seq={} epoch={}: +{} \u{2212}{}, {} graph ops ({} bytes at offset {})",
-            self.seq, self.epoch, self.adds, self.removes, self.graph_ops, self.len, self.offset
+            "batch seq={} epoch={}: +{} \u{2212}{}, {} ({} at offset {})",
+            self.seq,
+            self.epoch,
+            self.adds,
+            self.removes,
+            crate::text::plural(self.graph_ops, "graph op", "graph ops"),
+            crate::text::plural(self.len, "byte", "bytes"),
+            self.offset
         )
     }
 }

@@ -248,10 +248,11 @@ pub fn rollback(chunk: &Path, to: &str, force: bool, wait: Option<Duration>) -> 
         return Err(StoreError::not_a_store(
             &chunk.join(LOG),
             format!(
-                "holds {} batches ({} entries, epochs {}); paired with {to} they give a view that never existed. Compact first, or pass --force to accept that",
-                log.batches,
-                log.entries,
-                log.epochs.map_or("-".into(), |(a, b)| format!("{a}..={b}"))
+                "holds {} ({}, epochs {}); paired with {to} {} a view that never existed. Compact first, or pass --force to accept that",
+                crate::text::plural(log.batches, "batch", "batches"),
+                crate::text::plural(log.entries, "entry", "entries"),
+                log.epochs.map_or("-".into(), |(a, b)| format!("{a}..={b}")),
+                crate::text::noun(log.batches, "it gives", "they give")
             ),
         ));
     }

@@ -17,6 +17,7 @@ use ratatui::Frame;
 use super::selected;
 use super::triage::FileStatus;
 use crate::corpus::ChunkSummary;
+use crate::text::plural;
 use crate::tui::action::Action;
 
 /// The corpus root, its chunks as a worker summarised them, the selected
@@ -208,7 +209,7 @@ pub fn render(f: &mut Frame, area: Rect, view: &CorpusView) {
                 (None, Some(t)) => format!("listed {} s ago", t.elapsed().as_secs()),
                 (None, None) => String::new(),
             };
-            format!("Corpus {} — {} chunks, {age}", view.root.display(), c.len())
+            format!("Corpus {} — {}, {age}", view.root.display(), plural(c.len(), "chunk", "chunks"))
         }
     };
     f.render_widget(

@@ -9,6 +9,7 @@ use ratatui::Frame;
 use super::list_rows;
 use crate::store::log::is_visible;
 use crate::store::log::writer::count_ops;
+use crate::text::plural;
 use ratatui::crossterm::event::KeyEvent;
 
 use crate::tui::action::Action;
@@ -104,7 +105,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                 let shadowed = !is_visible(fr.batch.epoch, marker);
                 let state = if shadowed { "shadowed" } else { "visible" };
                 let style = if shadowed { style.add_modifier(Modifier::DIM) } else { style };
-                let ops = format!("+{a} \u{2212}{r} {g} graph ops");
+                let ops = format!("+{a} \u{2212}{r} {}", plural(g, "graph op", "graph ops"));
                 lines.push(Line::styled(
                     format!(
                         "{:>10}  {:<7} {:<6} {:<24} {:>8}  {:<8} {state}",
@@ -125,7 +126,11 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     if let (true, Some((off, len, why))) = (at_end, ix.leftover()) {
         let what = match ix.tail.hidden() {
             [] => "TORN TAIL / LEFTOVER".to_string(),
-            h => format!("DAMAGE hiding {} committed batches, the first at {}", h.len(), h[0]),
+            h => format!(
+                "DAMAGE hiding {}, the first at {}",
+                plural(h.len(), "committed batch", "committed batches"),
+                h[0]
+            ),
         };
         let effect = if ix.tail.hidden().is_empty() {
             "not committed, readers ignore it"
@@ -133,7 +138,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             "readers refuse to answer until `repair truncate-torn-tail`"
         };
         lines.push(Line::styled(
-            format!("{off:>10}  {what}: {len} bytes ({why}) — {effect}"),
+            format!("{off:>10}  {what}: {} ({why}) — {effect}", plural(len, "byte", "bytes")),
             Style::new().fg(Color::White).bg(Color::Red).add_modifier(Modifier::BOLD),
         ));
     }
@@ -141,9 +146,9 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         lines.push(Line::styled(e.clone(), Style::new().fg(Color::Red)));
     }
     let title = format!(
-        "Delta log — {} batches, {} bytes, marker {}",
-        ix.count,
-        ix.len,
+        "Delta log — {}, {}, marker {}",
+        plural(ix.count, "batch", "batches"),
+        plural(ix.len, "byte", "bytes"),
         marker.map_or("none".into(), |m| m.to_string())
     );
     f.render_widget(Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)), area);

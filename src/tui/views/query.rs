@@ -12,6 +12,7 @@ use std::time::Instant;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::prefixes::Prefixes;
+use crate::text::plural;
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
 use crate::tui::state::{App, QueryTable};
@@ -346,17 +347,15 @@ fn render_table(f: &mut Frame, area: Rect, q: &QueryState, r: &QueryTable) {
             if m { " →" } else { "" }
         ),
     };
+    let count = plural(r.rows.len(), "row", "rows");
     let title = match (&q.running, &r.error) {
-        (Some(_), _) => format!("Results — {} rows so far (row {}){more}", r.rows.len(), q.scroll + 1),
+        (Some(_), _) => format!("Results — {count} so far (row {}){more}", q.scroll + 1),
         (None, Some(e)) if e == "cancelled" => {
-            format!("Results — stopped after {} rows (row {}){more}", r.rows.len(), q.scroll + 1)
+            format!("Results — stopped after {count} (row {}){more}", q.scroll + 1)
         }
-        (None, Some(_)) => {
-            format!("Results — {} rows, then an error (row {}){more}", r.rows.len(), q.scroll + 1)
-        }
+        (None, Some(_)) => format!("Results — {count}, then an error (row {}){more}", q.scroll + 1),
         (None, None) => format!(
-            "Results — {} rows in {:.1} ms (row {}){more}",
-            r.rows.len(),
+            "Results — {count} in {:.1} ms (row {}){more}",
             r.elapsed.as_secs_f64() * 1e3,
             q.scroll + 1
         ),

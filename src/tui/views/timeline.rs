@@ -13,6 +13,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use std::time::Instant;
 
+use crate::text::plural;
 use crate::tui::action::Action;
 use crate::tui::state::App;
 
@@ -54,7 +55,8 @@ impl TimelineView {
         self.count_at_start = log.map_or(0, |l| l.count);
         self.appended = 0;
         let first = epochs.0.map_or(0, |m| m + 1);
-        self.event(format!("folding {folded} batches of epochs {first}..={} into a new version", epochs.1));
+        let folded = plural(folded, "batch", "batches");
+        self.event(format!("folding {folded} of epochs {first}..={} into a new version", epochs.1));
     }
 
     /// A new log index while compacting: batches that were not there when
@@ -66,7 +68,8 @@ impl TimelineView {
         let appended = log.count.saturating_sub(self.count_at_start);
         if appended > self.appended {
             self.appended = appended;
-            self.event(format!("{appended} batches appended while compacting: they will be carried"));
+            let appended = plural(appended, "batch", "batches");
+            self.event(format!("{appended} appended while compacting: carried into the new log"));
         }
     }
 
@@ -289,7 +292,10 @@ pub fn axis(
         }
         at += w;
     }
-    bands.push(Span::styled(format!("│ {total} batches"), Style::new().add_modifier(Modifier::DIM)));
+    bands.push(Span::styled(
+        format!("│ {}", plural(total, "batch", "batches")),
+        Style::new().add_modifier(Modifier::DIM),
+    ));
     let mut marks: Vec<Span> = vec![Span::raw("     ")];
     let mut sorted = edges.clone();
     sorted.sort_by_key(|(x, _, _)| *x);
@@ -350,7 +356,10 @@ fn render_epochs(f: &mut Frame, body: Rect, app: &App) {
         if let Some((_, n)) = epochs.iter().find(|(x, _)| *x == e) {
             let bar = "█".repeat((n * width).div_ceil(max));
             let st = state(e);
-            lines.push(Line::styled(format!("epoch {e:>4} │{bar} {n} batches{}", st.note()), st.style()));
+            lines.push(Line::styled(
+                format!("epoch {e:>4} │{bar} {}{}", plural(*n, "batch", "batches"), st.note()),
+                st.style(),
+            ));
         }
         for (_, name, current) in markers.iter().filter(|m| m.0 == e) {
             let text = format!(

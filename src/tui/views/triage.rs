@@ -14,6 +14,7 @@ use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
 use super::selected;
+use crate::text::plural;
 use crate::triage::repair::Repair;
 use crate::triage::verify::{Finding, Report, Severity};
 use crate::tui::action::Action;
@@ -182,20 +183,15 @@ impl FileStatus {
     pub fn cell(self) -> Span<'static> {
         match (self.errors, self.warnings) {
             (0, 0) => Span::styled("✓ verified", Style::new().fg(Color::Green)),
-            (0, w) => Span::styled(format!("! {w} warning{}", plural(w)), Style::new().fg(Color::Yellow)),
+            (0, w) => Span::styled(
+                format!("! {}", plural(w, "warning", "warnings")),
+                Style::new().fg(Color::Yellow),
+            ),
             (e, _) => Span::styled(
-                format!("✗ {e} error{}", plural(e)),
+                format!("✗ {}", plural(e, "error", "errors")),
                 Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
             ),
         }
-    }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
     }
 }
 
@@ -258,13 +254,13 @@ fn render_summary(f: &mut Frame, area: Rect, app: &App) {
 fn summary_line(r: &Report) -> Line<'static> {
     let errors = r.errors();
     let warnings = r.findings.len() - errors;
-    let head = format!("{} files checked in {:.2} s: ", r.files_checked, r.seconds);
+    let head = format!("{} checked in {:.2} s: ", plural(r.files_checked, "file", "files"), r.seconds);
     let verdict = if r.is_clean() {
         Span::styled("clean".to_string(), Style::new().fg(Color::Green).add_modifier(Modifier::BOLD))
     } else {
         let style = if errors > 0 { Color::Red } else { Color::Yellow };
         Span::styled(
-            format!("{errors} error{}, {warnings} warning{}", plural(errors), plural(warnings)),
+            format!("{}, {}", plural(errors, "error", "errors"), plural(warnings, "warning", "warnings")),
             Style::new().fg(style).add_modifier(Modifier::BOLD),
         )
     };
