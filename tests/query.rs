@@ -147,6 +147,19 @@ fn result_formats() {
     assert!(xml.contains("<sparql") && xml.contains("<literal>Bob</literal>"));
     let table = text(q(&s, NAMES, &["--format", "table"]));
     assert!(table.contains("?name") && table.contains("(2 rows)"), "{table}");
+    // Columns line up in terminal columns: the CJK characters and the emoji
+    // take two each, so "東京😀" in quotes is 8 wide, as wide as "ab" and
+    // four spaces.
+    let wide = "SELECT ?x ?y { VALUES (?x ?y) { (\"東京😀\" \"1\") (\"ab\" \"é\") } }";
+    let table = text(q(&s, wide, &["--format", "table"]));
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines[0], "?x       │ ?y", "{table}");
+    assert_eq!(lines[1], format!("{}─┼─{}", "─".repeat(8), "─".repeat(3)), "{table}");
+    assert_eq!(lines[2], "\"東京😀\" │ \"1\"", "{table}");
+    assert_eq!(lines[3], "\"ab\"     │ \"é\"", "{table}");
+    assert_eq!(lines[4], "(2 rows)", "{table}");
+    let one = text(q(&s, "SELECT ?x { VALUES ?x { 1 } }", &["--format", "table"]));
+    assert!(one.ends_with("(1 row)\n"), "{one}");
     let construct =
         "CONSTRUCT { ?s <urn:x:label> ?name } WHERE { GRAPH ?g { ?s <https://example.org/name> ?name } }";
     let nt = text(q(&s, construct, &[]));

@@ -379,6 +379,23 @@ fn the_query_view_shows_results_from_the_worker() {
     assert!(a.status.starts_with("1 row in "), "{}", a.status);
 }
 
+/// A column is as wide as its widest cell in terminal columns: "東京😀" in
+/// quotes takes 8, and shows whole beside the next column (long enough to
+/// leave the table no room to spare).
+#[test]
+fn result_columns_fit_wide_characters() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Query;
+    let long = "n".repeat(100);
+    a.query.text = format!("SELECT ?x ?y {{ VALUES (?x ?y) {{ (\"東京😀\" \"next{long}\") }} }}");
+    act(&mut a, Action::RunQuery);
+    let t = text(&draw(&a, 80, 24));
+    let row = t.lines().find(|l| l.contains('東') && !l.contains("SELECT")).unwrap_or_else(|| panic!("{t}"));
+    let cells: String = row.chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(cells.contains("\"東京😀\"\"nextnnn"), "{row}");
+}
+
 /// Counts the query view answers from the sidecars (a count per graph, a
 /// count of a union) equal the same counts evaluated (the shape broken by a
 /// `FILTER(true)`, which no shortcut takes).

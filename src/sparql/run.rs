@@ -409,8 +409,11 @@ fn limited<'c, I: Iterator + 'c>(
     })
 }
 
+/// The table a terminal shows: columns padded to the terminal columns their
+/// widest cell takes (an emoji or a CJK character takes two), so the rules
+/// line up whatever the script.
 fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>], cut: bool) -> io::Result<()> {
-    let width = |s: &str| s.chars().count();
+    let width = |s: &str| unicode_width::UnicodeWidthStr::width(s);
     let mut w: Vec<usize> = vars.iter().map(|v| width(v.as_str()) + 1).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -421,7 +424,7 @@ fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>], cut
         cells
             .iter()
             .enumerate()
-            .map(|(i, c)| format!("{c:<width$}", width = w[i]))
+            .map(|(i, c)| format!("{c}{}", " ".repeat(w[i].saturating_sub(width(c)))))
             .collect::<Vec<_>>()
             .join(" │ ")
     };
@@ -431,5 +434,5 @@ fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>], cut
         writeln!(out, "{}", line(r.clone()).trim_end())?;
     }
     let more = if cut { ", cut by the row limit" } else { "" };
-    writeln!(out, "({} row{}{more})", rows.len(), if rows.len() == 1 { "" } else { "s" })
+    writeln!(out, "({}{more})", crate::text::plural(rows.len(), "row", "rows"))
 }

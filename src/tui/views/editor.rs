@@ -8,6 +8,7 @@
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// The character boundary before `at` (`at` itself at the start).
 pub fn left(text: &str, at: usize) -> usize {
@@ -30,35 +31,85 @@ pub fn line_end(text: &str, at: usize) -> usize {
 }
 
 /// One row up or down as [`rows`] cuts the text into rows of `width`
-/// characters: the same column on the row above or below, or the end of
-/// that row's line when it is shorter; `at` itself on the first (last) row.
-/// A long line wrapped over several rows is walked row by row, as it is seen.
+/// terminal columns: the same column on the row above or below (or the
+/// character covering it, when a wide one does), or the end of that row when
+/// it is shorter; `at` itself on the first (last) row. A long line wrapped
+/// over several rows is walked row by row, as it is seen.
 pub fn vertical(text: &str, at: usize, up: bool, width: usize) -> usize {
     let width = width.max(1);
     let start = line_start(text, at);
     let end = line_end(text, at);
-    let column = text[start..at].chars().count();
-    let length = text[start..end].chars().count();
-    let (row, x) = (column / width, column % width);
-    let (line, column) = if up && row > 0 {
-        (start, (row - 1) * width + x)
+    let starts = row_starts(&text[start..end], width);
+    let (row, x) = position(&text[start..end], &starts, at - start, width);
+    let (line, row) = if up && row > 0 {
+        (start, row - 1)
     } else if up {
         if start == 0 {
             return at;
         }
         let above = line_start(text, start - 1);
-        let length = text[above..start - 1].chars().count();
-        (above, (length.max(1) - 1) / width * width + x)
-    } else if (row + 1) * width < length {
-        (start, (row + 1) * width + x)
+        (above, row_starts(&text[above..start - 1], width).len() - 1)
+    } else if row + 1 < starts.len() {
+        (start, row + 1)
     } else {
         if end == text.len() {
             return at;
         }
-        (end + 1, x)
+        (end + 1, 0)
     };
-    let line_end = line_end(text, line);
-    text[line..line_end].char_indices().nth(column).map_or(line_end, |(i, _)| line + i)
+    line + column_in_row(&text[line..line_end(text, line)], row, x, width)
+}
+
+/// Where each row of `line` starts (byte offsets) when it is cut into rows
+/// of `width` terminal columns: a character that would cross the edge (a
+/// wide one, with one column left) starts the next row.
+fn row_starts(line: &str, width: usize) -> Vec<usize> {
+    let mut starts = vec![0];
+    let mut used = 0;
+    for (i, c) in line.char_indices() {
+        let w = c.width().unwrap_or(0);
+        if used > 0 && used + w > width {
+            starts.push(i);
+            used = 0;
+        }
+        used += w;
+    }
+    starts
+}
+
+/// The row and terminal column of byte `at` of `line`; after a full last
+/// row, the cursor is on a row of its own (one past the last of `starts`).
+fn position(line: &str, starts: &[usize], at: usize, width: usize) -> (usize, usize) {
+    let row = starts.iter().rposition(|&s| s <= at).unwrap_or(0);
+    let x = line[starts[row]..at].width();
+    if at == line.len() && at > starts[row] && x >= width {
+        (row + 1, 0)
+    } else {
+        (row, x)
+    }
+}
+
+/// The byte offset in `line` of terminal column `x` on row `row`: the
+/// character at or covering that column; past the row's end, the line's
+/// end on its last row, else the row's last character (so the cursor stays
+/// on the row).
+fn column_in_row(line: &str, row: usize, x: usize, width: usize) -> usize {
+    let starts = row_starts(line, width);
+    let from = starts[row.min(starts.len() - 1)];
+    let to = starts.get(row + 1).copied().unwrap_or(line.len());
+    let mut column = 0;
+    for (i, c) in line[from..to].char_indices() {
+        let w = c.width().unwrap_or(0);
+        if column + w > x {
+            return from + i;
+        }
+        column += w;
+    }
+    if to == line.len() {
+        to
+    } else {
+        left(line, to)
+    }
 }
 
 /// Readline's Ctrl-K: the rest of the line after `at`, or the line break
@@ -72,10 +123,11 @@ pub fn kill_to_line_end(text: &str, at: usize) -> std::ops::Range<usize> {
     }
 }
 
-/// The text as rows of at most `width` characters (each line of the text
-/// starts a row), and the row the cursor is on. With a cursor, the character
-/// at `at` (a space at a line's end) is drawn in reverse video. Rows are cut
-/// here rather than by the paragraph's word wrap, so the row to scroll to is
+/// The text as rows of at most `width` terminal columns (each line of the
+/// text starts a row; a wide character that would cross the edge starts the
+/// next), and the row the cursor is on. With a cursor, the character at `at`
+/// (a space at a line's end) is drawn in reverse video. Rows are cut here
+/// rather than by the paragraph's word wrap, so the row to scroll to is
 /// exact.
 pub fn rows(text: &str, at: Option<usize>, width: usize) -> (Vec<Line<'static>>, usize) {
     let width = width.max(1);
@@ -83,16 +135,13 @@ pub fn rows(text: &str, at: Option<usize>, width: usize) -> (Vec<Line<'static>>,
     let mut cursor_row = 0;
     let mut start = 0;
     for line in text.split('\n') {
-        let cuts: Vec<usize> =
-            line.char_indices().map(|(i, _)| i).step_by(width).chain([line.len()]).collect();
-        let mut pieces: Vec<&str> = cuts.windows(2).map(|w| &line[w[0]..w[1]]).collect();
-        if pieces.is_empty() {
-            pieces.push("");
-        }
-        // The cursor's piece and column, when it is on this line.
+        let starts = row_starts(line, width);
+        let ends = starts.iter().skip(1).copied().chain([line.len()]);
+        let mut pieces: Vec<&str> = starts.iter().zip(ends).map(|(&a, b)| &line[a..b]).collect();
+        // The cursor's piece and its byte offset in it, when on this line.
         let here = at.filter(|&a| (start..=start + line.len()).contains(&a)).map(|a| {
-            let column = line[..a - start].chars().count();
-            (column / width, column % width)
+            let (piece, _) = position(line, &starts, a - start, width);
+            (piece, a - start - starts.get(piece).copied().unwrap_or(line.len()))
         });
         if let Some((piece, _)) = here {
             if piece == pieces.len() {
@@ -102,7 +151,7 @@ pub fn rows(text: &str, at: Option<usize>, width: usize) -> (Vec<Line<'static>>,
         }
         for (k, piece) in pieces.into_iter().enumerate() {
             rows.push(match here {
-                Some((p, column)) if p == k => with_cursor(piece, column),
+                Some((p, offset)) if p == k => with_cursor(piece, offset),
                 _ => Line::raw(piece.to_string()),
             });
         }
@@ -111,9 +160,8 @@ pub fn rows(text: &str, at: Option<usize>, width: usize) -> (Vec<Line<'static>>,
     (rows, cursor_row)
 }
 
-/// `piece` with its `column`th character (a space past its end) reversed.
-fn with_cursor(piece: &str, column: usize) -> Line<'static> {
-    let at = piece.char_indices().nth(column).map_or(piece.len(), |(i, _)| i);
+/// `piece` with the character at byte `at` (a space past its end) reversed.
+fn with_cursor(piece: &str, at: usize) -> Line<'static> {
     let next = right(piece, at);
     let under = if next == at { " " } else { &piece[at..next] };
     Line::from(vec![
@@ -175,16 +223,19 @@ mod tests {
         assert_eq!(vertical("abc\n\nxy", 4, true, 3), 0);
     }
 
+    /// The rows as text, each span apart from the next by `|` (the cursor's
+    /// span is the middle one), and the cursor's row.
+    fn shown(t: &str, at: Option<usize>, width: usize) -> (Vec<String>, usize) {
+        let (rows, row) = rows(t, at, width);
+        let rows: Vec<String> = rows
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.to_string()).collect::<Vec<_>>().join("|"))
+            .collect();
+        (rows, row)
+    }
+
     #[test]
     fn the_cursor_is_drawn_on_its_character_or_after_the_line() {
-        let shown = |t: &str, at, width| {
-            let (rows, row) = rows(t, at, width);
-            let rows: Vec<String> = rows
-                .iter()
-                .map(|l| l.spans.iter().map(|s| s.content.to_string()).collect::<Vec<_>>().join("|"))
-                .collect();
-            (rows, row)
-        };
         assert_eq!(shown("ab\ncd", Some(1), 80), (vec!["a|b|".into(), "cd".into()], 0));
         assert_eq!(shown("ab\ncd", Some(2), 80), (vec!["ab| |".into(), "cd".into()], 0));
         assert_eq!(shown("ab\ncd", Some(5), 80), (vec!["ab".into(), "cd| |".into()], 1));
@@ -202,5 +253,41 @@ mod tests {
         );
         assert_eq!(shown("abcdefg", Some(7), 3).1, 2);
         assert_eq!(shown("abcdefg", None, 3).0, ["abc", "def", "g"]);
+    }
+
+    /// Rows are cut in terminal columns: 東, 京 and 😀 take two each, so a
+    /// row of three holds one of them (or one and a narrow character), and
+    /// Up and Down keep the column, landing on the wide character covering
+    /// it.
+    #[test]
+    fn wide_characters_take_two_columns() {
+        assert_eq!(shown("a東京😀b", None, 3).0, ["a東", "京", "😀b"]);
+        assert_eq!(shown("東京", None, 4).0, ["東京"], "exactly full");
+        assert_eq!(shown("東京", Some(6), 4), (vec!["東京".into(), "| |".into()], 1), "after a full row");
+        assert_eq!(shown("a東京😀b", Some(4), 3), (vec!["a東".into(), "|京|".into(), "😀b".into()], 1));
+        assert_eq!(shown("東", None, 1).0, ["東"], "wider than a row: a row of its own");
+
+        // "ab東cd" over "xyzuvw", rows of 80: column 2 is 東, column 3 is
+        // covered by it, column 4 is c.
+        let t = "ab東cd\nxyzuvw";
+        let at = |s: &str| t.find(s).unwrap();
+        assert_eq!(vertical(t, at("z"), true, 80), at("東"), "column 2: 東");
+        assert_eq!(vertical(t, at("u"), true, 80), at("東"), "column 3: covered by 東");
+        assert_eq!(vertical(t, at("v"), true, 80), at("c"), "column 4: c, after the two columns of 東");
+        assert_eq!(vertical(t, at("c"), false, 80), at("v"));
+        assert_eq!(vertical(t, at("東"), false, 80), at("z"));
+        // Rows of 3 over "a東京😀b": "a東" | "京" | "😀b". Column 2 of the
+        // first row is covered by 東; the second row has one character, so
+        // column 2 there is its last one (the cursor stays on the row).
+        let t = "a東京😀b";
+        let at = |s: &str| t.find(s).unwrap();
+        assert_eq!(
+            vertical(t, at("b"), true, 3),
+            at("京"),
+            "b is at column 2; 京 covers 0-1 only: the row's last"
+        );
+        assert_eq!(vertical(t, at("京"), true, 3), at("a"));
+        assert_eq!(vertical(t, at("東"), false, 3), at("京"));
+        assert_eq!(vertical(t, at("京"), false, 3), at("😀"));
     }
 }

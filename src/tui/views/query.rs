@@ -5,6 +5,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Text};
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
 
 use super::list_rows;
 use std::time::Instant;
@@ -295,14 +296,14 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
 }
 
 /// Column widths for the columns from `first` on: each as wide as its
-/// widest shown cell (up to a cap), the last taking what is left.
+/// widest shown cell in terminal columns (up to a cap), the last taking
+/// what is left.
 fn column_widths(cells: &[Vec<String>], vars: &[String], first: usize, width: u16) -> Vec<u16> {
     const CAP: usize = 60;
     let mut widths = Vec::new();
     let mut used = 0u16;
     for c in first..vars.len() {
-        let widest =
-            cells.iter().map(|row| row[c].chars().count()).chain([vars[c].len() + 1]).max().unwrap_or(4);
+        let widest = cells.iter().map(|row| row[c].width()).chain([vars[c].len() + 1]).max().unwrap_or(4);
         let w = widest.clamp(4, CAP) as u16;
         if used + w > width && !widths.is_empty() {
             break;
