@@ -180,6 +180,14 @@ fn exit_codes_and_streams() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("error at 3:"), "line:column in {err}");
     assert!(o.stdout.is_empty(), "nothing on stdout for a failed query");
+    let o = q(&s, "SELECT ?x {\n ?x <urn:p> }", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "one line, character classes in words: {err}");
+    assert!(err.contains("error at 2:13:") && !err.contains("u{") && err.contains("a letter"), "{err}");
+    let o = q(&s, "SELECT * { ?s foaf:name ?o }", &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("error at 1:24: the prefix `foaf:` of `foaf:name` is not declared"), "{err}");
     let o = q(&dir.path().join("nothing"), "ASK {}", &[]);
     assert_eq!(o.status.code(), Some(2));
 

@@ -19,6 +19,8 @@ use spargebra::algebra::{
 };
 use spargebra::{GraphUpdateOperation, Query, SparqlParser, Update};
 
+use super::syntax;
+
 /// Deepest bracket nesting ( `(`, `{`, `[` ) accepted in a request's text.
 pub const MAX_TEXT_NESTING: usize = 256;
 
@@ -376,7 +378,8 @@ impl Depth {
 /// Why a request was not accepted for evaluation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// spargebra's message, which names line:column.
+    /// spargebra's message, which names line:column, as `syntax::describe`
+    /// words it.
     Syntax(String),
     /// Past one of the bounds above.
     Limit(String),
@@ -386,7 +389,8 @@ pub enum Refusal {
 /// algebra's depth.
 pub fn parse_query(parser: SparqlParser, text: &str) -> Result<Query, Refusal> {
     check_text(text).map_err(Refusal::Limit)?;
-    let query = parser.parse_query(text).map_err(|e| Refusal::Syntax(e.to_string()))?;
+    let query =
+        parser.parse_query(text).map_err(|e| Refusal::Syntax(syntax::describe(text, &e.to_string())))?;
     check_query(&query).map_err(Refusal::Limit)?;
     Ok(query)
 }
@@ -394,7 +398,8 @@ pub fn parse_query(parser: SparqlParser, text: &str) -> Result<Query, Refusal> {
 /// Parses an update request within the bounds.
 pub fn parse_update(parser: SparqlParser, text: &str) -> Result<Update, Refusal> {
     check_text(text).map_err(Refusal::Limit)?;
-    let update = parser.parse_update(text).map_err(|e| Refusal::Syntax(e.to_string()))?;
+    let update =
+        parser.parse_update(text).map_err(|e| Refusal::Syntax(syntax::describe(text, &e.to_string())))?;
     check_update(&update).map_err(Refusal::Limit)?;
     Ok(update)
 }

@@ -5,4 +5,5 @@ pub mod dataset;
 pub mod limits;
 pub mod run;
 pub mod shortcut;
+pub mod syntax;
 pub mod update;
