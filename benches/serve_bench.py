@@ -8,11 +8,12 @@ apache2-utils; a C client, so the client is not the bottleneck) sends the
 same GET request N times with keep-alive at 1, 4 and 16 concurrent clients,
 alternating between the servers; the table gives requests per second and
 ab's p50 / p99 latency (whole milliseconds). Answers are compared once per
-query before timing. Updates: 200 sequential `INSERT DATA`, each of a new
-quad (so each is a real write), from Python's http.client on one keep-alive
-connection, to a read-write server on a copy of each store: first as
-loaded, then after one update of 200,000 new quads (`--pending`), which in
-ours stay in the log until a compaction.
+query before timing. Updates: 200 `INSERT DATA`, each of a new quad (so
+each is a real write), from Python's http.client, each client sending its
+share in sequence on its own keep-alive connection (1, 4 and 16 clients,
+`--update-clients`), to a read-write server on a copy of each store: first
+as loaded, then after one update of 200,000 new quads (`--pending`), which
+in ours stay in the log until a compaction.
 
     python3 benches/serve_bench.py --ours /work/scale/bench/ours-1000000 \\
         --ox /work/scale/bench/ox-1000000 --oxigraph /path/to/venv/bin/oxigraph
@@ -37,7 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from scale import D0, P  # noqa: E402  the same data and IRIs as the scale benchmark
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "cottas-tui")
+# COTTAS_TUI_BIN: another build of ours, to compare two builds with one command.
+BIN = os.environ.get("COTTAS_TUI_BIN") or os.path.join(ROOT, "target", "release", "cottas-tui")
 
 QUERIES = [
     ("bound subject", f"SELECT ?p ?o WHERE {{ <{D0}/AssistantProfessor0> ?p ?o }}"),
@@ -124,24 +126,36 @@ def query_runs(ports, n, concurrency):
     return rows
 
 
-def timed_inserts(port, n):
-    """`n` sequential INSERT DATA requests, each of a quad not yet in the
-    store (so every one is a real write), on one keep-alive HTTP/1.1
-    connection: requests per second and p50 / p99 latency in ms."""
-    conn = http.client.HTTPConnection("127.0.0.1", port)
-    took = []
+def timed_inserts(port, n, clients, tag):
+    """`n` INSERT DATA requests, each of a quad not yet in the store (so
+    every one is a real write), shared by `clients` threads, each sending its
+    share in sequence on its own keep-alive HTTP/1.1 connection: requests
+    per second and p50 / p99 latency in ms. Any answer but 204 (a 503 when
+    writers wait past --lock-wait) ends the benchmark."""
+    took, failed = [], []
+
+    def client(k):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        for i in range(k, n, clients):
+            body = f'INSERT DATA {{ <http://ex.org/bench/{tag}/{i}> <http://ex.org/p> "{i}" }}'
+            t = time.perf_counter()
+            conn.request("POST", "/update", body=body, headers={"Content-Type": "application/sparql-update"})
+            r = conn.getresponse()
+            r.read()
+            took.append(time.perf_counter() - t)
+            if r.status not in (200, 204):
+                failed.append(f"update {i} answered {r.status}")
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
     started = time.perf_counter()
-    for i in range(n):
-        body = f'INSERT DATA {{ <http://ex.org/bench/{i}> <http://ex.org/p> "{i}" }}'
-        t = time.perf_counter()
-        conn.request("POST", "/update", body=body, headers={"Content-Type": "application/sparql-update"})
-        r = conn.getresponse()
-        r.read()
-        took.append(time.perf_counter() - t)
-        if r.status not in (200, 204):
-            sys.exit(f"update {i} answered {r.status}")
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     total = time.perf_counter() - started
-    conn.close()
+    if failed:
+        sys.exit(f"{len(failed)} of {n} updates failed with {clients} clients: {failed[0]}")
     took.sort()
     return n / total, took[len(took) // 2] * 1e3, took[min(len(took) - 1, len(took) * 99 // 100)] * 1e3
 
@@ -157,10 +171,10 @@ def bulk_insert_file(tmp, pending):
     return path
 
 
-def update_runs(ours_store, ox_location, oxigraph, n, pending):
-    """`timed_inserts` on a copy of each store, after one update that left
-    `pending` quads not yet compacted in ours (a log of that size; in
-    Oxigraph the same quads are simply stored)."""
+def update_runs(ours_store, ox_location, oxigraph, n, pending, update_clients):
+    """`timed_inserts` on a copy of each store at each number of clients,
+    after one update that left `pending` quads not yet compacted in ours (a
+    log of that size; in Oxigraph the same quads are simply stored)."""
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         ours = shutil.copytree(ours_store, os.path.join(tmp, "ours"), symlinks=True)
@@ -180,7 +194,7 @@ def update_runs(ours_store, ox_location, oxigraph, n, pending):
             else:
                 proc, port = start_other(lambda port, cmd=cmd: cmd + ["--bind", f"127.0.0.1:{port}"])
             try:
-                out[who] = timed_inserts(port, n)
+                out[who] = {c: timed_inserts(port, n, c, f"c{c}") for c in update_clients}
             finally:
                 proc.terminate()
                 proc.wait()
@@ -195,6 +209,7 @@ def main():
     a.add_argument("--requests", type=int, default=2000)
     a.add_argument("--concurrency", default="1,4,16")
     a.add_argument("--updates", type=int, default=200)
+    a.add_argument("--update-clients", default="1,4,16", help="concurrent writers; a list")
     a.add_argument("--pending", default="0,200000",
                    help="quads inserted (and, in ours, left in the log) before the timed updates; a list")
     args = a.parse_args()
@@ -215,13 +230,15 @@ def main():
     for name, c, (r1, a50, a99), (r2, b50, b99) in rows:
         print(f"| {name} | {c} | {r1:,.0f} | {a50} | {a99} | {r2:,.0f} | {b50} | {b99} | {r1 / r2:.2f}× |")
     print()
-    print("| one new quad per INSERT DATA, sequential | pending quads | req/s | p50 ms | p99 ms |")
-    print("|---|---|---|---|---|")
+    update_clients = [int(c) for c in args.update_clients.split(",")]
+    print("| one new quad per INSERT DATA | pending quads | clients | req/s | p50 ms | p99 ms |")
+    print("|---|---|---|---|---|---|")
     for pending in (int(p) for p in args.pending.split(",")):
-        up = update_runs(args.ours, args.ox, args.oxigraph, args.updates, pending)
-        for who, label in (("ours", "cottas-tui serve --write"), ("ox", "oxigraph serve")):
-            r, p50, p99 = up[who]
-            print(f"| {label} | {pending:,} | {r:,.0f} | {p50:.2f} | {p99:.2f} |")
+        up = update_runs(args.ours, args.ox, args.oxigraph, args.updates, pending, update_clients)
+        for c in update_clients:
+            for who, label in (("ours", "cottas-tui serve --write"), ("ox", "oxigraph serve")):
+                r, p50, p99 = up[who][c]
+                print(f"| {label} | {pending:,} | {c} | {r:,.0f} | {p50:.2f} | {p99:.2f} |")
 
 
 if __name__ == "__main__":

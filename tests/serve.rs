@@ -672,6 +672,64 @@ fn write_one(port: u16, i: u64) -> u64 {
     1
 }
 
+/// `log_folds` from `/health`: how many times the server read and folded
+/// the whole log.
+fn log_folds(server: &Server) -> u64 {
+    let body = curl(&[&server.url("/health")]).body;
+    let field = body.split("\"log_folds\":").nth(1).unwrap_or_else(|| panic!("{body}"));
+    field.trim_end_matches(['}', '\n']).parse().unwrap_or_else(|_| panic!("{body}"))
+}
+
+/// Eight clients writing at once over a pending log: the updates take turns
+/// in the process, each taking over the writer the one before it left, so
+/// every one commits, each client reads its own write right after its 204,
+/// and neither the writes nor the reads after them read the log again (they
+/// did, one whole fold per concurrent write, before the turns). A write by
+/// another process is read once.
+#[test]
+fn concurrent_updates_take_turns_and_never_read_the_log_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = common::sample_store(dir.path());
+    let pending =
+        Command::new(BIN).arg("update").arg(&store).args(["-e", &insert_text(1_000)]).output().unwrap();
+    assert!(pending.status.success(), "{}", String::from_utf8_lossy(&pending.stderr));
+    let server = Server::start(&store, &["--write"]);
+    assert_eq!(log_folds(&server), 1, "start-up folds the pending log once");
+    let port = server.port;
+    let writers: Vec<_> = (0..8u64)
+        .map(|k| {
+            std::thread::spawn(move || {
+                for i in 0..5 {
+                    let n = k * 100 + i;
+                    write_one(port, n);
+                    let ask = format!("ASK {{ <http://ex.org/k{n}> <http://ex.org/w> {n} }}");
+                    let r = curl(&[
+                        "-H",
+                        "Accept: text/csv",
+                        "--data-urlencode",
+                        &format!("query={ask}"),
+                        &format!("http://127.0.0.1:{port}/query"),
+                    ]);
+                    assert!(r.body.contains("true"), "client {k} does not see its write {n}: {}", r.body);
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    assert_eq!(written(&server), 41);
+    assert_eq!(log_folds(&server), 1, "a write or a read after one folded the log again");
+    let other =
+        Command::new(BIN).arg("update").arg(&store).args(["-e", &insert_text(2_000)]).output().unwrap();
+    assert!(other.status.success());
+    assert_eq!(written(&server), 42, "another process's write is seen");
+    assert_eq!(log_folds(&server), 2, "and read once");
+    write_one(port, 3_000);
+    assert_eq!(written(&server), 43);
+    assert_eq!(log_folds(&server), 2, "the next write takes over the readers' fold");
+}
+
 #[test]
 fn sparqlwrapper_and_rdflib_use_the_endpoint_like_any_sparql_server() {
     let Some(python) = common::venv_python("SPARQLWrapper, rdflib") else { return };

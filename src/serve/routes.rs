@@ -57,10 +57,10 @@ type Step<T> = Result<T, Refused>;
 pub struct Endpoint {
     config: Config,
     workers: Workers,
-    snapshots: Snapshots,
+    snapshots: Arc<Snapshots>,
     deadlines: Deadlines,
     in_flight: Arc<InFlight>,
-    kept_writer: KeptWriter,
+    turns: Arc<WriterTurns>,
 }
 
 impl Endpoint {
@@ -71,9 +71,9 @@ impl Endpoint {
         Ok(Endpoint {
             deadlines: Deadlines::start()?,
             workers: Workers::new(config.connections, Stack::Request, "query"),
-            snapshots,
+            snapshots: Arc::new(snapshots),
             in_flight: Default::default(),
-            kept_writer: Default::default(),
+            turns: Default::default(),
             config,
         })
     }
@@ -153,11 +153,12 @@ impl Endpoint {
     fn health(&self) -> Step<Reply> {
         let snap = self.snapshot()?;
         let body = format!(
-            "{{\"status\":\"ok\",\"version\":{:?},\"log_bytes\":{},\"visible_batches\":{},\"base_quads\":{}}}\n",
+            "{{\"status\":\"ok\",\"version\":{:?},\"log_bytes\":{},\"visible_batches\":{},\"base_quads\":{},\"log_folds\":{}}}\n",
             snap.version(),
             snap.disk.log.map_or(0, |l| l.len),
             snap.view.overlay.batches_visible,
-            snap.view.store.base.num_rows()
+            snap.view.store.base.num_rows(),
+            crate::view::overlay::log_folds()
         );
         Ok(Reply::Whole(typed(StatusCode::OK, "application/json", body), None))
     }
@@ -291,12 +292,12 @@ impl Endpoint {
             chunk: self.config.chunk.clone(),
             lock_wait: self.config.lock_wait,
             allow_load: self.config.allow_load.clone(),
-            kept: Arc::clone(&self.kept_writer),
-            cache_bytes: self.snapshots.cache_bytes(),
+            turns: Arc::clone(&self.turns),
+            snapshots: Arc::clone(&self.snapshots),
             reader: self.snapshots.held(),
         };
-        let mut outcome = self.on_worker(move || job.run());
-        self.publish(&mut outcome);
+        let outcome = self.on_worker(move || job.run());
+        self.forget_after(&outcome);
         outcome.map(|_| {
             Reply::Whole(
                 Response::builder().status(StatusCode::NO_CONTENT).body(Body::empty()).unwrap(),
@@ -306,10 +307,7 @@ impl Endpoint {
     }
 
     /// Runs a write on a worker (the large request stack) and waits for it.
-    fn on_worker(
-        &self,
-        f: impl FnOnce() -> Result<Option<Kept>, Refused> + Send + 'static,
-    ) -> Result<Option<Kept>, Refused> {
+    fn on_worker(&self, f: impl FnOnce() -> Result<(), Refused> + Send + 'static) -> Result<(), Refused> {
         let internal = |why: String| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, why);
         match self.workers.run_and_wait(f) {
             Ok(Some(outcome)) => outcome,
@@ -318,13 +316,12 @@ impl Endpoint {
         }
     }
 
-    /// After a write: the writer's snapshot becomes the next requests'; with
-    /// none (a failed write, or one whose store could not be opened again),
-    /// the next request reads the disk.
-    fn publish(&self, outcome: &mut Result<Option<Kept>, Refused>) {
-        match outcome.as_mut().map(Option::take) {
-            Ok(Some(next)) => self.snapshots.install(next),
-            _ => self.snapshots.invalidate(),
+    /// After a failed write (one that committed installed its snapshot in
+    /// [`commit`]), the next request reads the disk: whatever the failure
+    /// left there is what readers must see.
+    fn forget_after(&self, outcome: &Result<(), Refused>) {
+        if outcome.is_err() {
+            self.snapshots.invalidate();
         }
     }
 
@@ -460,12 +457,12 @@ impl Endpoint {
             }
         };
         let (chunk, lock_wait, started) = (self.config.chunk.clone(), self.config.lock_wait, Instant::now());
-        let kept = Arc::clone(&self.kept_writer);
-        let (cache_bytes, reader) = (self.snapshots.cache_bytes(), self.snapshots.held());
-        let mut outcome = self.on_worker(move || {
-            commit(&chunk, lock_wait, &update, started, &kept, cache_bytes, reader.as_deref())
+        let (turns, snapshots) = (Arc::clone(&self.turns), Arc::clone(&self.snapshots));
+        let reader = self.snapshots.held();
+        let outcome = self.on_worker(move || {
+            commit(&chunk, lock_wait, &update, started, &turns, &snapshots, reader.as_deref())
         });
-        self.publish(&mut outcome);
+        self.forget_after(&outcome);
         outcome?;
         let created = !existed && method != Method::DELETE;
         let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
@@ -725,8 +722,8 @@ struct UpdateJob {
     chunk: std::path::PathBuf,
     lock_wait: Duration,
     allow_load: Option<std::path::PathBuf>,
-    kept: KeptWriter,
-    cache_bytes: usize,
+    turns: Arc<WriterTurns>,
+    snapshots: Arc<Snapshots>,
     /// The readers' snapshot when the request came: a first update takes
     /// over its fold of the log if the disk still matches it.
     reader: Option<Arc<Kept>>,
@@ -785,7 +782,7 @@ impl Refused {
 }
 
 impl UpdateJob {
-    fn run(self) -> Result<Option<Kept>, Refused> {
+    fn run(self) -> Result<(), Refused> {
         let started = Instant::now();
         let bad = |m: String| Refused::new(StatusCode::BAD_REQUEST, m);
         let parser = SparqlParser::new().with_base_iri(&self.base).map_err(|e| bad(e.to_string()))?;
@@ -797,7 +794,7 @@ impl UpdateJob {
         super::debug_panic(&self.text);
         self.set_using(&mut update)?;
         let reader = self.reader.as_deref();
-        commit(&self.chunk, self.lock_wait, &update, started, &self.kept, self.cache_bytes, reader)
+        commit(&self.chunk, self.lock_wait, &update, started, &self.turns, &self.snapshots, reader)
     }
 
     /// `using-graph-uri` / `using-named-graph-uri` set the WHERE clauses'
@@ -823,40 +820,96 @@ impl UpdateJob {
 }
 
 /// Appends `update` as one batch under the writer lock, held for this
-/// request only.
+/// request only, and hands its fold to the readers.
 ///
-/// The open store and folded log stay in `kept` between requests, so an
-/// update whose store nobody else wrote to since the last one reads neither
-/// the log nor the store again (O(1), not O(delta)). Two updates at once
-/// each take what is kept or open afresh; the writer lock orders them. With
-/// nothing kept (the first update, or one after a failure), the readers'
-/// snapshot `reader` is taken over while the disk still matches it.
+/// The endpoint's writes take turns ([`WriterTurns`]): a write waits for the
+/// one before it to end, then takes over the open store and folded log that
+/// one left, so an update whose store nobody else wrote to since reads
+/// neither the log nor the store again (O(1), not O(delta)), however many
+/// clients write at once. With nothing kept (the first update, or one after
+/// a failure), the readers' snapshot `reader` is taken over while the disk
+/// still matches it. The readers' snapshot is replaced before the turn ends,
+/// so snapshots are installed in the order their batches were appended.
 ///
-/// Returns the snapshot readers see next, made from the writer's own fold
-/// (`None` if the store could not be opened for it: readers then read the
-/// disk again).
+/// `lock_wait` bounds the whole wait: for the turn, then for the file lock
+/// (another process's writer).
 fn commit(
     chunk: &std::path::Path,
     lock_wait: Duration,
     update: &Update,
     started: Instant,
-    kept: &KeptWriter,
-    cache_bytes: usize,
+    turns: &WriterTurns,
+    snapshots: &Snapshots,
     reader: Option<&Kept>,
-) -> Result<Option<Kept>, Refused> {
-    let previous = super::workers::lock(kept).take();
-    let mut updater =
-        Updater::resume(chunk, Some(lock_wait), previous, reader).map_err(|e| update_failure(&e))?;
+) -> Result<(), Refused> {
+    let mut turn = turns.take(lock_wait)?;
+    let left = lock_wait.saturating_sub(started.elapsed());
+    let resumed = Updater::resume(chunk, Some(left), turn.kept.take(), reader);
+    let mut updater = resumed.map_err(|e| update_failure(&e))?;
+    let writing = snapshots.writing();
     updater.apply_parsed(update, started).map_err(|e| update_failure(&e))?;
     // Before `suspend` releases the lock: no other writer can have appended.
-    let next = Kept::after_update(chunk, updater.overlay(), Budget::Cache(cache_bytes)).ok();
+    // Without a snapshot (dropping `writing`), readers read the disk again.
+    if let Ok(next) = Kept::after_update(chunk, updater.overlay(), Budget::Cache(snapshots.cache_bytes())) {
+        writing.install(next);
+    }
     // If the log's position cannot be read, the next update opens afresh.
-    *super::workers::lock(kept) = updater.suspend().ok();
-    Ok(next)
+    turn.kept = updater.suspend().ok();
+    Ok(())
 }
 
-/// What the last update left open (see [`commit`]).
-type KeptWriter = Arc<std::sync::Mutex<Option<Suspended>>>;
+/// The endpoint's writes, one at a time, and what the last one left open.
+/// In-process turns instead of each write polling the file lock: a write
+/// waiting here is woken when the one before it ends, and takes over its
+/// writer (see [`commit`]). The file lock still orders the endpoint against
+/// other processes.
+#[derive(Default)]
+struct WriterTurns {
+    state: std::sync::Mutex<TurnState>,
+    ended: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct TurnState {
+    busy: bool,
+    kept: Option<Suspended>,
+}
+
+/// A write's turn: what the last write left, and, when it ends (returned,
+/// failed or panicked), what this one leaves for the next: `kept`, or
+/// nothing after a failure (the next write opens afresh).
+struct Turn<'a> {
+    turns: &'a WriterTurns,
+    kept: Option<Suspended>,
+}
+
+impl WriterTurns {
+    /// Waits up to `wait` for the write before this one to end.
+    fn take(&self, wait: Duration) -> Result<Turn<'_>, Refused> {
+        let state = super::workers::lock(&self.state);
+        let (mut state, timeout) =
+            self.ended.wait_timeout_while(state, wait, |s| s.busy).unwrap_or_else(|p| p.into_inner());
+        if timeout.timed_out() && state.busy {
+            let message = format!(
+                "the endpoint's previous updates still ran after --lock-wait ({:.1} s); retry shortly",
+                wait.as_secs_f64()
+            );
+            return Err(Refused::new(StatusCode::SERVICE_UNAVAILABLE, message).with(RETRY_AFTER, "1"));
+        }
+        state.busy = true;
+        Ok(Turn { turns: self, kept: state.kept.take() })
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let mut state = super::workers::lock(&self.turns.state);
+        state.kept = self.kept.take();
+        state.busy = false;
+        drop(state);
+        self.turns.ended.notify_one();
+    }
+}
 
 /// LOAD reads files or URLs and SERVICE calls out: neither through an endpoint.
 fn refuse_outside_access(update: &Update, allow_load: Option<&std::path::Path>) -> Result<(), Refused> {

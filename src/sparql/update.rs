@@ -171,10 +171,22 @@ impl Updater {
         reader: Option<&Kept>,
     ) -> Result<Updater, UpdateError> {
         let (writer, batches) = LogWriter::open_with_batches(chunk, wait)?;
+        Self::adopt_or_fold(writer, chunk, Some(batches), reader)
+    }
+
+    /// The writer with `reader`'s fold when the disk is as that snapshot
+    /// describes it, else with the log folded (`batches`, when given, as the
+    /// writer decoded them).
+    fn adopt_or_fold(
+        writer: LogWriter,
+        chunk: &Path,
+        batches: Option<Vec<BatchFrame>>,
+        reader: Option<&Kept>,
+    ) -> Result<Updater, UpdateError> {
         // Read after the writer opened: a torn tail it cut changed the log.
         let unchanged = |k: &&Kept| k.disk == DiskState::read(chunk);
         let Some(kept) = reader.filter(unchanged) else {
-            return Self::with_writer(writer, chunk, Some(batches));
+            return Self::with_writer(writer, chunk, batches);
         };
         drop(batches);
         let store = Store::open(chunk)?;
@@ -191,8 +203,9 @@ impl Updater {
     /// [`open`](Self::open) for a writer that kept what it had open: when
     /// nothing was written to the store since [`suspend`](Self::suspend)
     /// (no other writer, no compaction), the kept view is used as it is, and
-    /// neither the log nor the store is read again; otherwise it opens
-    /// afresh.
+    /// neither the log nor the store is read again; otherwise it takes
+    /// `reader`'s fold if the disk is as that describes (a reader of this
+    /// process already read the other writer's batches), or folds the log.
     /// Without a kept writer, [`open_over`](Self::open_over) `reader`.
     pub fn resume(
         chunk: &Path,
@@ -203,7 +216,7 @@ impl Updater {
         let Some(kept) = kept else { return Self::open_over(chunk, wait, reader) };
         let writer = LogWriter::reopen(chunk, wait, &kept.position)?;
         if !writer.resumed {
-            return Self::with_writer(writer, chunk, None);
+            return Self::adopt_or_fold(writer, chunk, None, reader);
         }
         let Suspended { store, cache, overlay, .. } = kept;
         Ok(Updater { writer, store, cache, overlay, base_iri: working_directory_iri(), adopted: false })

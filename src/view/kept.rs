@@ -14,8 +14,8 @@
 //! a version; `gc` does, on request).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, SystemTime};
 
 use crate::store::read::ColumnCache;
 use crate::store::versions::layout::{CURRENT, LOG};
@@ -119,31 +119,72 @@ impl Kept {
 pub struct Snapshots {
     chunk: PathBuf,
     budget: Budget,
-    latest: Mutex<Option<Arc<Kept>>>,
+    latest: Mutex<Latest>,
+    /// Signalled when a write of this process ends (installed or not).
+    written: Condvar,
 }
+
+#[derive(Default)]
+struct Latest {
+    kept: Option<Arc<Kept>>,
+    /// A write of this process is between its append and its install.
+    writing: bool,
+}
+
+/// How long a reader waits for this process's write to install its fold
+/// before it reads the log itself: an fsync's time, with margin. Past it
+/// (a disk that stalls) the reader folds the log, as it would without the
+/// write.
+const WAIT_FOR_WRITE: Duration = Duration::from_millis(500);
 
 impl Snapshots {
     pub fn new(chunk: &Path, budget: Budget) -> Snapshots {
-        Snapshots { chunk: chunk.to_path_buf(), budget, latest: Mutex::new(None) }
+        Snapshots { chunk: chunk.to_path_buf(), budget, latest: Default::default(), written: Condvar::new() }
     }
 
     /// The snapshot for a reader starting now.
+    ///
+    /// While a write of this process is under way ([`Snapshots::writing`]),
+    /// the disk moves ahead of the kept snapshot between the write's append
+    /// and its install; a reader then waits for the install (which brings
+    /// the fold it would otherwise make itself, O(delta)) and looks again.
     pub fn current(&self) -> Result<Arc<Kept>, StoreError> {
-        let disk = DiskState::read(&self.chunk);
         let mut latest = lock(&self.latest);
-        if let Some(s) = latest.as_ref().filter(|s| s.disk == disk) {
-            return Ok(Arc::clone(s));
+        let mut waited = false;
+        loop {
+            let disk = DiskState::read(&self.chunk);
+            if let Some(s) = latest.kept.as_ref().filter(|s| s.disk == disk) {
+                return Ok(Arc::clone(s));
+            }
+            if latest.writing && !waited {
+                let (next, _) = self
+                    .written
+                    .wait_timeout_while(latest, WAIT_FOR_WRITE, |l| l.writing)
+                    .unwrap_or_else(|p| p.into_inner());
+                latest = next;
+                waited = true;
+                continue;
+            }
+            // Read while holding the lock: concurrent requests wait for one
+            // reload instead of each folding the log.
+            let snapshot = Arc::new(Kept { view: self.budget.open(&self.chunk)?, disk });
+            latest.kept = Some(Arc::clone(&snapshot));
+            return Ok(snapshot);
         }
-        // Read while holding the lock: concurrent requests wait for one
-        // reload instead of each folding the log.
-        let snapshot = Arc::new(Kept { view: self.budget.open(&self.chunk)?, disk });
-        *latest = Some(Arc::clone(&snapshot));
-        Ok(snapshot)
+    }
+
+    /// Marks a write of this process as under way, before it appends: until
+    /// the returned guard installs the write's fold (or is dropped, which
+    /// forgets the kept snapshot), readers that find the disk ahead wait for
+    /// it instead of folding the log themselves.
+    pub fn writing(&self) -> Writing<'_> {
+        lock(&self.latest).writing = true;
+        Writing { snapshots: self, done: false }
     }
 
     /// The snapshot kept now, if any, without looking at the disk.
     pub fn held(&self) -> Option<Arc<Kept>> {
-        lock(&self.latest).clone()
+        lock(&self.latest).kept.clone()
     }
 
     pub fn chunk(&self) -> &Path {
@@ -161,14 +202,46 @@ impl Snapshots {
 
     /// Keeps `snapshot` (from [`Kept::after_update`]) for the next readers.
     pub fn install(&self, snapshot: Kept) {
-        *lock(&self.latest) = Some(Arc::new(snapshot));
+        self.replace(Some(Arc::new(snapshot)));
     }
 
     /// Forgets the kept snapshot, so the next reader reads the disk again
     /// (after this process's own write, which a reader must see even if the
     /// file's modification time did not move within the clock's resolution).
     pub fn invalidate(&self) {
-        *lock(&self.latest) = None;
+        self.replace(None);
+    }
+
+    /// Either of the two above: also ends a write under way.
+    fn replace(&self, kept: Option<Arc<Kept>>) {
+        let mut latest = lock(&self.latest);
+        *latest = Latest { kept, writing: false };
+        drop(latest);
+        self.written.notify_all();
+    }
+}
+
+/// A write of this process under way (see [`Snapshots::writing`]).
+pub struct Writing<'a> {
+    snapshots: &'a Snapshots,
+    done: bool,
+}
+
+impl Writing<'_> {
+    /// The write's fold for the next readers (see [`Snapshots::install`]).
+    pub fn install(mut self, snapshot: Kept) {
+        self.done = true;
+        self.snapshots.install(snapshot);
+    }
+}
+
+impl Drop for Writing<'_> {
+    /// A write that failed, or panicked, before installing: readers read the
+    /// disk again.
+    fn drop(&mut self) {
+        if !self.done {
+            self.snapshots.invalidate();
+        }
     }
 }
 

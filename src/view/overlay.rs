@@ -146,6 +146,17 @@ fn term_range(keys: &[Arc<Key>], c: usize, t: &str) -> std::ops::Range<usize> {
     start..start + keys[start..].partition_point(|k| k[c] == t)
 }
 
+/// Folds of a whole log in this process (every [`Overlay::from_batches`],
+/// which [`Overlay::load`] calls), O(delta) each. The endpoint reports the
+/// count in `/health`: its readers and writers hand their fold on instead of
+/// reading the log again, so it climbs only when another process writes.
+static LOG_FOLDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many times this process has folded a whole log (see [`LOG_FOLDS`]).
+pub fn log_folds() -> u64 {
+    LOG_FOLDS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 #[derive(Default, Debug, Clone)]
 pub struct Overlay {
     /// By the canonical graph token (`DEFAULT` or `<iri>`).
@@ -275,6 +286,7 @@ impl Overlay {
         cache: &ColumnCache,
         batches: Vec<deltalog::BatchFrame>,
     ) -> Result<Overlay, StoreError> {
+        LOG_FOLDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut ov = Overlay::default();
         let marker = store.marker.map(|m| m.epoch);
         for frame in batches {
