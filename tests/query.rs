@@ -160,6 +160,20 @@ fn result_formats() {
     assert_eq!(lines[4], "(2 rows)", "{table}");
     let one = text(q(&s, "SELECT ?x { VALUES ?x { 1 } }", &["--format", "table"]));
     assert!(one.ends_with("(1 row)\n"), "{one}");
+    // A long cell is cut at 60 columns with … in every column but the last,
+    // which stays whole; the last line says so.
+    let long = "x".repeat(100);
+    let cut = format!("SELECT ?a ?b {{ VALUES (?a ?b) {{ (\"{long}\" \"{long}\") }} }}");
+    let table = text(q(&s, &cut, &["--format", "table"]));
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines[2], format!("\"{}… │ \"{long}\"", "x".repeat(58)), "{table}");
+    assert_eq!(lines[1], format!("{}─┼─{}", "─".repeat(60), "─".repeat(60)), "{table}");
+    assert_eq!(
+        lines[3], "(1 row; cells cut at 60 columns but in the last: --format tsv shows them whole)",
+        "{table}"
+    );
+    let tsv = text(q(&s, &cut, &["--format", "tsv"]));
+    assert!(tsv.contains(&format!("\"{long}\"\t\"{long}\"")), "TSV keeps every cell whole: {tsv}");
     let construct =
         "CONSTRUCT { ?s <urn:x:label> ?name } WHERE { GRAPH ?g { ?s <https://example.org/name> ?name } }";
     let nt = text(q(&s, construct, &[]));

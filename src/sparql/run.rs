@@ -409,18 +409,41 @@ fn limited<'c, I: Iterator + 'c>(
     })
 }
 
+/// The widest a table column but the last may be, in terminal columns: one
+/// long literal (an abstract, a WKT polygon) would otherwise push every
+/// column after it off the screen on every row.
+const TABLE_CELL_CAP: usize = 60;
+
 /// The table a terminal shows: columns padded to the terminal columns their
 /// widest cell takes (an emoji or a CJK character takes two), so the rules
-/// line up whatever the script.
+/// line up whatever the script. Cells of every column but the last are cut
+/// at [`TABLE_CELL_CAP`] with `…`, and the last line says so; the last
+/// column is whole (the terminal wraps it).
 fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>], cut: bool) -> io::Result<()> {
     let width = |s: &str| unicode_width::UnicodeWidthStr::width(s);
+    let last = vars.len().saturating_sub(1);
+    let mut shortened = false;
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let cells = r.iter().enumerate().map(|(i, c)| {
+                if i < last && width(c) > TABLE_CELL_CAP {
+                    shortened = true;
+                    shorten(c, TABLE_CELL_CAP)
+                } else {
+                    c.clone()
+                }
+            });
+            cells.collect()
+        })
+        .collect();
     let mut w: Vec<usize> = vars.iter().map(|v| width(v.as_str()) + 1).collect();
-    for r in rows {
+    for r in &rows {
         for (i, c) in r.iter().enumerate() {
             w[i] = w[i].max(width(c));
         }
     }
-    let line = |cells: Vec<String>| -> String {
+    let line = |cells: &[String]| -> String {
         cells
             .iter()
             .enumerate()
@@ -428,11 +451,32 @@ fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>], cut
             .collect::<Vec<_>>()
             .join(" │ ")
     };
-    writeln!(out, "{}", line(vars.iter().map(|v| format!("?{}", v.as_str())).collect()).trim_end())?;
-    writeln!(out, "{}", w.iter().map(|&n| "─".repeat(n)).collect::<Vec<_>>().join("─┼─"))?;
-    for r in rows {
-        writeln!(out, "{}", line(r.clone()).trim_end())?;
+    let header: Vec<String> = vars.iter().map(|v| format!("?{}", v.as_str())).collect();
+    writeln!(out, "{}", line(&header).trim_end())?;
+    let rule: Vec<String> = w.iter().map(|&n| "─".repeat(n.min(TABLE_CELL_CAP))).collect();
+    writeln!(out, "{}", rule.join("─┼─"))?;
+    for r in &rows {
+        writeln!(out, "{}", line(r).trim_end())?;
     }
     let more = if cut { ", cut by the row limit" } else { "" };
-    writeln!(out, "({}{more})", crate::text::plural(rows.len(), "row", "rows"))
+    let cells = if shortened {
+        format!("; cells cut at {TABLE_CELL_CAP} columns but in the last: --format tsv shows them whole")
+    } else {
+        String::new()
+    };
+    writeln!(out, "({}{more}{cells})", crate::text::plural(rows.len(), "row", "rows"))
+}
+
+/// `cell` cut to at most `cap` terminal columns, its last one `…`.
+fn shorten(cell: &str, cap: usize) -> String {
+    let mut used = 0;
+    let mut kept: String = cell
+        .chars()
+        .take_while(|c| {
+            used += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+            used < cap
+        })
+        .collect();
+    kept.push('…');
+    kept
 }
