@@ -111,11 +111,12 @@ fn sentence(token: &str, text: &str, line: usize, column: usize) -> String {
 /// character: the far side of a negative lookahead) names nothing to expect.
 fn class_name(class: &str) -> Option<String> {
     let bare: String = class.chars().filter(|c| !c.is_whitespace()).collect();
+    if bare == "[_]" {
+        return None;
+    }
     let single =
         bare.strip_prefix("['").and_then(|r| r.strip_suffix("']")).filter(|c| c.chars().count() == 1);
-    Some(if bare == "[_]" {
-        return None;
-    } else if let Some(c) = single {
+    Some(if let Some(c) = single {
         format!("\"{c}\"")
     } else if bare.contains("'A'..='Z'") {
         "a letter".into()
