@@ -7,17 +7,22 @@ use std::fmt::Display;
 /// `n` and the noun that goes with it: `plural(1, "batch", "batches")` is
 /// "1 batch", `plural(3, …)` "3 batches".
 pub fn plural<N: Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
-    let word = if n == N::from(1) { one } else { many };
+    let word = if is_one(&n) { one } else { many };
     format!("{n} {word}")
 }
 
 /// The noun alone, for messages that write the number elsewhere.
 pub fn noun<'a, N: PartialEq + From<u8>>(n: N, one: &'a str, many: &'a str) -> &'a str {
-    if n == N::from(1) {
+    if is_one(&n) {
         one
     } else {
         many
     }
+}
+
+/// The rule itself: English takes the singular for one, and only for one.
+fn is_one<N: PartialEq + From<u8>>(n: &N) -> bool {
+    *n == N::from(1)
 }
 
 #[cfg(test)]

@@ -237,6 +237,67 @@ fn exit_codes_and_streams() {
     serde_json::from_slice::<serde_json::Value>(&o.stdout).expect("stdout holds only the results");
 }
 
+/// `query STORE 'SELECT …'` as sqlite3 and DuckDB take theirs; `-` is stdin,
+/// in either place; positional queries run before `-e` and `-f` ones.
+#[test]
+fn queries_as_arguments_and_dash_for_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    let o = bin()
+        .arg("query")
+        .arg(&s)
+        .args(["ASK { ?s ?p ?o }", "ASK { <urn:no> ?p ?o }", "-e", "ASK {}", "--format", "tsv"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "true\nfalse\ntrue\n",
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for dash in [&["-"][..], &["-f", "-"][..]] {
+        let mut child = bin()
+            .arg("query")
+            .arg(&s)
+            .args(dash)
+            .args(["-e", "ASK { <urn:no> ?p ?o }", "--format", "tsv"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }").unwrap();
+        let o = child.wait_with_output().unwrap();
+        let expected = if dash.len() == 1 { "?n\n4\nfalse\n" } else { "false\n?n\n4\n" };
+        assert_eq!(String::from_utf8_lossy(&o.stdout), expected, "{dash:?}");
+    }
+}
+
+/// Patterns outside GRAPH over a store whose quads are all in named graphs:
+/// a note on stderr says why nothing matched, and where the quads are. Not
+/// with GRAPH, not with --union-default-graph, not once the default graph
+/// holds a quad, and again once the log clears it.
+#[test]
+fn a_note_when_the_query_reads_an_empty_default_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = common::store_of(dir.path(), "<urn:a> <urn:p> \"x\" <urn:g> .\n");
+    let note = |o: &Output| {
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr)
+            .contains("note: the default graph is empty and the quads are in named graphs")
+    };
+    let all = "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }";
+    let o = q(&chunk, all, &["--format", "csv"]);
+    assert!(note(&o), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "n\r\n0\r\n", "the answer itself is unchanged");
+    assert!(!note(&q(&chunk, all, &["--union-default-graph"])));
+    assert!(!note(&q(&chunk, "SELECT * { GRAPH ?g { ?s ?p ?o } }", &[])));
+    common::update(&chunk, "INSERT DATA { <urn:b> <urn:p> 1 }");
+    assert!(!note(&q(&chunk, all, &[])), "the default graph holds a quad now");
+    common::update(&chunk, "CLEAR DEFAULT");
+    assert!(note(&q(&chunk, all, &[])), "cleared by the log");
+}
+
 #[test]
 fn a_timeout_stops_a_runaway_query() {
     let dir = tempfile::tempdir().unwrap();

@@ -2,6 +2,8 @@
 //! store (and damaged copies of it): what is on screen, and the colours of
 //! magic, checksum and torn-tail bytes.
 
+mod common;
+
 use std::path::Path;
 
 use ratatui::backend::TestBackend;
@@ -445,6 +447,27 @@ fn the_query_worker_answers_the_same_within_a_tiny_memory_limit() {
     let tight = rows(4 << 10);
     assert!(!tight.is_empty());
     assert_eq!(tight, rows(cottas_tui::tui::state::DEFAULT_MEMORY_LIMIT));
+}
+
+/// A query that reads the default graph of a store whose quads are all in
+/// named graphs says why it answers nothing; one through GRAPH says nothing.
+#[test]
+fn a_query_over_an_empty_default_graph_says_where_the_quads_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let store =
+        common::store_of(dir.path(), "<urn:a> <urn:p> \"x\" <urn:g> .\n<urn:b> <urn:p> \"y\" <urn:h> .\n");
+    let mut a = app(&store, false);
+    a.tab = Tab::Query;
+    a.query.text = "SELECT ?s WHERE { ?s ?p ?o }".into();
+    act(&mut a, Action::RunQuery);
+    assert_eq!(a.query.result.as_ref().expect("a result").rows.len(), 0);
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.contains("note: the default graph is empty") && t.contains("GRAPH ?g"), "{t}");
+    a.query.text = "SELECT ?s WHERE { GRAPH ?g { ?s ?p ?o } }".into();
+    act(&mut a, Action::RunQuery);
+    assert_eq!(a.query.result.as_ref().expect("a result").rows.len(), 2);
+    let t = text(&draw(&a, 80, 24));
+    assert!(!t.contains("note:"), "{t}");
 }
 
 /// Results stream: the worker sends the first screenful as soon as it

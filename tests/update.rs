@@ -91,6 +91,23 @@ fn one_batch_per_request_and_no_op_requests_append_nothing() {
 }
 
 #[test]
+fn requests_as_arguments_run_before_the_e_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = store(dir.path());
+    let quad = "<urn:a> <urn:p> \"1\"";
+    let o = bin()
+        .arg("update")
+        .arg(&chunk)
+        .args([format!("INSERT DATA {{ {quad} }}"), "-e".into(), format!("DELETE DATA {{ {quad} }}")])
+        .output()
+        .unwrap();
+    let out = ok(&o);
+    assert!(out.contains("batch seq=1 ") && out.contains("+1 −0"), "the insert first: {out}");
+    assert!(out.contains("batch seq=2 ") && out.contains("+0 −1"), "then the delete: {out}");
+    assert_eq!(count(&chunk, "SELECT (COUNT(*) AS ?n) { <urn:a> ?p ?o }"), "0");
+}
+
+#[test]
 fn a_failing_operation_leaves_the_whole_request_unapplied() {
     let dir = tempfile::tempdir().unwrap();
     let chunk = store(dir.path());

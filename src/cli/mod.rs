@@ -131,25 +131,38 @@ pub fn parse_offset(s: &str) -> Result<u64, String> {
     r.map_err(|e| format!("{s:?} is not a byte offset (decimal or 0x-hex): {e}"))
 }
 
-/// Runs `f` `n` times (at least once) and prints the latency line that
-/// `lookup --repeat` and `query --repeat` share (parsed by benches/*.py).
-/// The texts of `-e` options, then of `-f` files, or else all of stdin:
-/// how `query` and `update` take their requests.
+/// The texts of the inline requests (positional, then `-e`), then of `-f`
+/// files, or else all of stdin: how `query` and `update` take their
+/// requests. `-` in either place reads stdin (once; a second `-` gets what is
+/// left, nothing).
 pub fn request_texts(inline: &[String], files: &[PathBuf], what: &str) -> anyhow::Result<Vec<String>> {
     use anyhow::Context;
-    let mut texts = inline.to_vec();
-    for f in files {
-        texts.push(std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?);
-    }
-    if texts.is_empty() {
+    let stdin = || -> anyhow::Result<String> {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
             .with_context(|| format!("reading the {what} from stdin"))?;
-        texts.push(s);
+        Ok(s)
+    };
+    let mut texts = Vec::with_capacity(inline.len() + files.len());
+    for text in inline {
+        texts.push(if text == "-" { stdin()? } else { text.clone() });
+    }
+    for f in files {
+        let text = if f.as_os_str() == "-" {
+            stdin()?
+        } else {
+            std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?
+        };
+        texts.push(text);
+    }
+    if texts.is_empty() {
+        texts.push(stdin()?);
     }
     Ok(texts)
 }
 
+/// Runs `f` `n` times (at least once) and prints the latency line that
+/// `lookup --repeat` and `query --repeat` share (parsed by benches/*.py).
 pub fn report_repeats(
     rows: usize,
     first_ms: f64,

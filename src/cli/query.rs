@@ -21,10 +21,15 @@ pub struct QueryArgs {
     /// A chunk dir (base ⊕ its delta log), a version dir, a data.cottas, or a
     /// corpus root (the union of every chunk's base ⊕ delta; see docs/engines.md).
     pub target: PathBuf,
+    /// Queries to run, in order, before any -e and -f ones (`-` reads one
+    /// from stdin).
+    #[arg(value_name = "QUERY")]
+    pub texts: Vec<String>,
     /// A query; repeat to run several in order.
     #[arg(short = 'e', long = "execute", value_name = "QUERY")]
     pub queries: Vec<String>,
-    /// Read a query from a file; repeatable. Without -e or -f, stdin.
+    /// Read a query from a file (`-`: stdin); repeatable. Without a query,
+    /// -e or -f, stdin.
     #[arg(short, long = "file", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Result format (default: table on a terminal, TSV otherwise; N-Triples for graphs).
@@ -56,7 +61,7 @@ pub struct QueryArgs {
 
 /// Runs the command; once per process (the folded logs are freed by the exit).
 pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let texts = super::request_texts(&args.queries, &args.files, "query")?;
+    let texts = super::request_texts(&[&args.texts[..], &args.queries[..]].concat(), &args.files, "query")?;
     let chunks = open_chunks(&args.target, args.memory_limit)?;
     let parts: Vec<View> = chunks.iter().map(|c| View::new(&c.store, &c.overlay, &c.cache)).collect();
     let opts = QueryOptions {
@@ -75,6 +80,12 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
         let t = Instant::now();
         let summary = run_query(&parts, text, &opts, out)?;
         out.flush()?;
+        if summary.empty_default_graph {
+            crate::eprint_line!(
+                "cottas-tui: note: {}, or --union-default-graph to read every graph as the default one",
+                crate::sparql::hints::EMPTY_DEFAULT_GRAPH
+            );
+        }
         if let Some(n) = args.repeat {
             super::report_repeats(summary.rows, t.elapsed().as_secs_f64() * 1e3, n, || {
                 run_query(&parts, text, &opts, &mut std::io::sink())?;

@@ -15,10 +15,15 @@ use crate::sparql::update::Updater;
 pub struct UpdateArgs {
     /// The chunk dir (holding `current` and data.deltalog).
     pub target: PathBuf,
+    /// Update requests to apply, in order, before any -e and -f ones (`-`
+    /// reads one from stdin).
+    #[arg(value_name = "UPDATE")]
+    pub texts: Vec<String>,
     /// An update request; repeat to apply several, each its own batch, in order.
     #[arg(short = 'e', long = "execute", value_name = "UPDATE")]
     pub requests: Vec<String>,
-    /// Read a request from a file; repeatable. Without -e or -f, stdin.
+    /// Read a request from a file (`-`: stdin); repeatable. Without a
+    /// request, -e or -f, stdin.
     #[arg(short, long = "file", value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// When another writer holds the lock, wait up to this long for it.
@@ -28,7 +33,7 @@ pub struct UpdateArgs {
 
 /// Runs the command; once per process (its folded log is freed by the exit).
 pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let texts = super::request_texts(&args.requests, &args.files, "update")?;
+    let texts = super::request_texts(&[&args.texts[..], &args.requests[..]].concat(), &args.files, "update")?;
     let mut updater = Updater::open(&args.target, args.wait.map(Duration::from_secs_f64))?;
     let w = updater.writer();
     if w.created {

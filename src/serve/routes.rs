@@ -318,7 +318,9 @@ impl Endpoint {
 
     /// After a failed write (one that committed installed its snapshot in
     /// [`commit`]), the next request reads the disk: whatever the failure
-    /// left there is what readers must see.
+    /// left there is what readers must see. A failure inside `commit` is
+    /// already covered by `view::kept::Writing`'s drop; this covers those
+    /// before it: no worker for the request, a panic before the turn.
     fn forget_after(&self, outcome: &Result<(), Refused>) {
         if outcome.is_err() {
             self.snapshots.invalidate();

@@ -19,7 +19,7 @@ use spargebra::algebra::{
 };
 use spargebra::{GraphUpdateOperation, Query, SparqlParser, Update};
 
-use super::syntax;
+use super::syntax::{self, Request};
 
 /// Deepest bracket nesting ( `(`, `{`, `[` ) accepted in a request's text.
 pub const MAX_TEXT_NESTING: usize = 256;
@@ -193,7 +193,8 @@ pub fn update_calls_service(update: &Update) -> bool {
     walk_update(update).service
 }
 
-fn query_pattern(query: &Query) -> &GraphPattern {
+/// The WHERE clause of any query form.
+pub fn query_pattern(query: &Query) -> &GraphPattern {
     match query {
         Query::Select { pattern, .. }
         | Query::Construct { pattern, .. }
@@ -389,8 +390,9 @@ pub enum Refusal {
 /// algebra's depth.
 pub fn parse_query(parser: SparqlParser, text: &str) -> Result<Query, Refusal> {
     check_text(text).map_err(Refusal::Limit)?;
-    let query =
-        parser.parse_query(text).map_err(|e| Refusal::Syntax(syntax::describe(text, &e.to_string())))?;
+    let query = parser
+        .parse_query(text)
+        .map_err(|e| Refusal::Syntax(syntax::describe(text, &e.to_string(), Request::Query)))?;
     check_query(&query).map_err(Refusal::Limit)?;
     Ok(query)
 }
@@ -398,8 +400,9 @@ pub fn parse_query(parser: SparqlParser, text: &str) -> Result<Query, Refusal> {
 /// Parses an update request within the bounds.
 pub fn parse_update(parser: SparqlParser, text: &str) -> Result<Update, Refusal> {
     check_text(text).map_err(Refusal::Limit)?;
-    let update =
-        parser.parse_update(text).map_err(|e| Refusal::Syntax(syntax::describe(text, &e.to_string())))?;
+    let update = parser
+        .parse_update(text)
+        .map_err(|e| Refusal::Syntax(syntax::describe(text, &e.to_string(), Request::Update)))?;
     check_update(&update).map_err(Refusal::Limit)?;
     Ok(update)
 }

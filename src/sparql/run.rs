@@ -134,6 +134,9 @@ pub struct QuerySummary {
     pub plan: Option<String>,
     /// Answered by `sparql::shortcut`, not evaluated.
     pub shortcut: bool,
+    /// The query read the default graph where it is empty and named graphs
+    /// are not (`sparql::hints`).
+    pub empty_default_graph: bool,
 }
 
 /// Evaluates a parsed query over base ⊕ delta and hands the results to `f`
@@ -170,12 +173,20 @@ pub fn run_parsed(
 ) -> Result<QuerySummary, QueryError> {
     let explain = RefCell::new(Explain::default());
     let union_default_graph = opts.union_default_graph && query.dataset().is_none();
+    let empty_default_graph = super::hints::reads_an_empty_default_graph(query, parts, union_default_graph);
     let dataset = StoreDataset::of(parts.to_vec(), &explain).with_union_default_graph(union_default_graph);
     if let Some(results) = shortcut(query, &dataset, opts)? {
         let evaluation = |e: spareval::QueryEvaluationError| QueryError::Evaluation(e.to_string());
         let (rows, truncated) = write_results(results, opts, out, &evaluation, None)?;
         let explain = explain.into_inner();
-        return Ok(QuerySummary { rows, truncated, explain, plan: None, shortcut: true });
+        return Ok(QuerySummary {
+            rows,
+            truncated,
+            explain,
+            plan: None,
+            shortcut: true,
+            empty_default_graph,
+        });
     }
     let token = opts.cancel.clone().unwrap_or_default();
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
@@ -215,7 +226,7 @@ pub fn run_parsed(
         let _ = h.join();
     }
     let explain = explain.into_inner();
-    Ok(QuerySummary { rows, truncated, explain, plan, shortcut: false })
+    Ok(QuerySummary { rows, truncated, explain, plan, shortcut: false, empty_default_graph })
 }
 
 /// The answer from `sparql::shortcut`, when one applies (the TUI's query

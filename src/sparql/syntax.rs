@@ -13,10 +13,20 @@
 //! on one line. It does not say what was found at the position: peg reports
 //! the furthest point any alternative reached, often past the token that was
 //! wrong, so "found" would mislead.
+//!
+//! Before the expected set, `explain` looks for the common mistakes in the
+//! tokens (an unclosed string or bracket, a misspelt keyword, commas in
+//! SELECT): peg's set names them poorly or not at all.
+
+mod explain;
+mod scan;
+
+pub use explain::Request;
+use scan::Pos;
 
 /// `error` (spargebra's message for `text`) as a person should read it.
 /// Messages that are not a position and an expected set pass unchanged.
-pub fn describe(text: &str, error: &str) -> String {
+pub fn describe(text: &str, error: &str, request: Request) -> String {
     let Some((at, expected)) = error.strip_prefix("error at ").and_then(|r| r.split_once(": expected "))
     else {
         return error.to_string();
@@ -28,12 +38,20 @@ pub fn describe(text: &str, error: &str) -> String {
     if !sentences.is_empty() {
         return format!("error at {at}: {}", sentences.join("; "));
     }
+    if let Some(message) = explain::explain(text, request, Pos { line, column }) {
+        return message;
+    }
     let mut names: Vec<String> = Vec::new();
     for name in tokens.iter().filter_map(|t| if t.starts_with('[') { class_name(t) } else { Some(t.clone()) })
     {
         if !names.contains(&name) {
             names.push(name);
         }
+    }
+    // A built-in function in the set: spargebra wanted an expression, and
+    // peg lists a handful of the keywords that could start one.
+    if names.iter().any(|n| explain::FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(n))) {
+        return format!("error at {at}: expected an expression");
     }
     match names.as_slice() {
         [] => format!("error at {at}: unexpected text"),
@@ -137,11 +155,11 @@ mod tests {
     use spargebra::SparqlParser;
 
     fn query_error(text: &str) -> String {
-        describe(text, &SparqlParser::new().parse_query(text).unwrap_err().to_string())
+        describe(text, &SparqlParser::new().parse_query(text).unwrap_err().to_string(), Request::Query)
     }
 
     fn update_error(text: &str) -> String {
-        describe(text, &SparqlParser::new().parse_update(text).unwrap_err().to_string())
+        describe(text, &SparqlParser::new().parse_update(text).unwrap_err().to_string(), Request::Update)
     }
 
     #[test]
@@ -165,9 +183,6 @@ mod tests {
             !e.contains("u{") && !e.contains('\n') && !e.contains("[_]"),
             "no Rust ranges, one line: {e}"
         );
-        let e = query_error("ASK { ?s ?p ?o } extra");
-        assert_eq!(e, "error at 1:23: expected one of GROUP, LATERAL, LIMIT, ORDER, SERVICE");
-        assert_eq!(query_error("SELECT (COUNT(*) ?n) {}"), "error at 1:23: expected DISTINCT");
     }
 
     #[test]
@@ -178,17 +193,140 @@ mod tests {
         );
     }
 
+    /// The common mistakes, each with the message peg's set gave it before.
+    #[test]
+    fn common_mistakes_read_as_what_is_wrong() {
+        let cases = [
+            // "expected one of ",", ".", ";", "{", …"
+            ("SELECT ?s WHERE { ?s ?p ?o", "error at 1:17: this `{` is not closed (expected `}`)"),
+            // "unexpected text"
+            ("ASK { ?s ?p ?o }}", "error at 1:17: `}` has nothing to close"),
+            // "expected NOT"
+            (
+                "ASK { FILTER(regex(?o, \"a\") }",
+                "error at 1:29: `}` does not close the `(` opened at 1:13 (expected `)` first)",
+            ),
+            // "expected one of "\"", "\\", "\\U", "\\u""
+            ("ASK { ?s ?p \"abc }", "error at 1:13: this string is not closed"),
+            (
+                "ASK { ?s ?p 'abc }\n}",
+                "error at 1:13: this string is not closed before the end of its line (strings over several lines take three quotes)",
+            ),
+            (
+                "ASK { ?s <http://ex/p ?o }",
+                "error at 1:10: the IRI `<http://ex/p` is not closed: expected `>` before the space at 1:22",
+            ),
+            // "expected CONSTRUCT"
+            (
+                "SELEC ?s { ?s ?p ?o }",
+                "error at 1:1: a query begins with SELECT, CONSTRUCT, DESCRIBE or ASK (after any PREFIX and BASE), not `SELEC` (did you mean SELECT?)",
+            ),
+            ("PREFIX ex: <http://ex/>\nINSERT DATA { ex:a ex:b 1 }", "error at 2:1: `INSERT` begins an update, not a query"),
+            ("  ", "error at 1:3: the query is empty: expected SELECT, CONSTRUCT, DESCRIBE or ASK"),
+            // "expected DISTINCT", three times
+            ("SELECT ?s, ?p { ?s ?p ?o }", "error at 1:10: variables in SELECT are separated by spaces, not commas"),
+            (
+                "SELECT count(*) { ?s ?p ?o }",
+                "error at 1:8: `count(…)` in SELECT is written in parentheses with a name: `(count(…) AS ?name)`",
+            ),
+            ("SELECT (COUNT(*) ?n) {}", "error at 1:8: an expression in SELECT needs a name: `(… AS ?name)`"),
+            ("SELECT (COUNT(*) AS n) {}", "error at 1:18: AS takes a variable (`AS ?name`), not `n`"),
+            // "expected NOT"
+            ("ASK { BIND(1 AS) }", "error at 1:14: AS takes a variable (`AS ?name`), not `)`"),
+            // "expected one of GROUP, LATERAL, ORDER, SERVICE, a digit"
+            ("ASK { ?s ?p ?o } limit", "error at 1:18: LIMIT takes a whole number, as in `LIMIT 10`"),
+            ("ASK { } LIMIT 1 OFFSET x", "error at 1:17: OFFSET takes a whole number, as in `OFFSET 10`"),
+            // "expected one of ".", ":", OPTIONAL, a name character, …"
+            (
+                "ASK { ?s a foo }",
+                "error at 1:12: `foo` is not a keyword or an RDF term: write an IRI (`<…>`), a prefixed name (`ex:foo`), a variable (`?foo`) or a literal (`\"foo\"`)",
+            ),
+            ("ASK { ?s ?p ?o OPTINAL { } }", "error at 1:16: `OPTINAL` is not a SPARQL keyword (did you mean OPTIONAL?)"),
+            ("ASK { FILTR(?o) }", "error at 1:7: `FILTR` is not a SPARQL keyword or function (did you mean FILTER?)"),
+            (
+                "ASK { FILTER(frob(?o)) }",
+                "error at 1:14: `frob` is not a SPARQL function (others are named by an IRI, as in `ex:frob(…)`)",
+            ),
+            // "expected one of GROUP, LATERAL, LIMIT, ORDER, SERVICE"
+            ("ASK { ?s ?p ?o } extra", "error at 1:18: `extra` is not a SPARQL keyword"),
+            // "expected one of ABS, AVG, DAY, IRI, MAX, MD5, MIN, NOT, …"
+            ("ASK { FILTER(?o > ) }", "error at 1:22: expected an expression"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(query_error(text), expected, "{text}");
+        }
+        assert_eq!(update_error("SELECT * {}"), "error at 1:1: `SELECT` begins a query, not an update");
+        assert_eq!(
+            update_error("INSERT DATA { <urn:a> <urn:b> 1 } ;\nINSRT DATA {}"),
+            "error at 2:1: `INSRT` is not a SPARQL keyword (did you mean INSERT?)"
+        );
+    }
+
+    /// The suite's valid requests with a stray `}` after them: nothing in
+    /// them may be blamed (a keyword missing from our lists, a `<` taken for
+    /// an IRI), so the message points at the `}`, on the last line.
+    #[test]
+    fn nothing_in_the_w3c_suites_valid_requests_is_blamed() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/w3c-rdf-tests/sparql/sparql11");
+        let Ok(dirs) = std::fs::read_dir(&root) else {
+            assert!(
+                std::env::var("CI").map_or(true, |v| v != "true"),
+                "CI=true and {} is absent",
+                root.display()
+            );
+            eprintln!("NOTICE: {} is absent; the W3C syntax check is skipped", root.display());
+            return;
+        };
+        let mut checked = 0;
+        for file in dirs.flatten().flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten()) {
+            let path = file.path();
+            let request = match path.extension().and_then(|e| e.to_str()) {
+                Some("rq") => Request::Query,
+                Some("ru") => Request::Update,
+                _ => continue,
+            };
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let parser = SparqlParser::new();
+            let valid = match request {
+                Request::Query => parser.parse_query(&text).is_ok(),
+                Request::Update => parser.parse_update(&text).is_ok(),
+            };
+            if !valid {
+                // The suite's bad requests: one line, whatever it says.
+                let e = match request {
+                    Request::Query => query_error(&text),
+                    Request::Update => update_error(&text),
+                };
+                assert!(!e.contains('\n'), "{}: {e}", path.display());
+                continue;
+            }
+            let broken = format!("{text}\n}}");
+            let e = match request {
+                Request::Query => query_error(&broken),
+                Request::Update => update_error(&broken),
+            };
+            let last_line = broken.split('\n').count();
+            assert!(e.starts_with(&format!("error at {last_line}:")), "{}: {e}", path.display());
+            checked += 1;
+        }
+        assert!(checked > 300, "only {checked} valid requests under {}", root.display());
+    }
+
     #[test]
     fn other_messages_and_odd_lists_pass_through() {
         assert_eq!(
-            describe("x", "Invalid SPARQL base IRI provided: x"),
+            describe("x", "Invalid SPARQL base IRI provided: x", Request::Query),
             "Invalid SPARQL base IRI provided: x"
         );
         let list = r#""\"", ",", "a\\b", [_], ['%'], Some words here"#;
         assert_eq!(tokens(list), [r#""\"""#, r#"",""#, r#""a\\b""#, "[_]", "['%']", "Some words here"]);
         assert_eq!(class_name("['%']").as_deref(), Some("\"%\""));
         assert_eq!(class_name("[_]"), None);
-        assert_eq!(describe("q", "error at 1:1: expected [_]"), "error at 1:1: unexpected text");
+        assert_eq!(
+            describe("ASK {}", "error at 1:1: expected [_]", Request::Query),
+            "error at 1:1: unexpected text"
+        );
         assert_eq!(name_before("ab\n x:y z", 2, 5).as_deref(), Some("x:y"));
         assert_eq!(name_before("ab", 9, 1), None);
     }

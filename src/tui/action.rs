@@ -848,7 +848,8 @@ fn query_done(app: &mut App, t: super::state::QueryTable) {
         table.vars = t.vars;
     }
     table.rows.extend(t.rows);
-    (table.error, table.boolean, table.elapsed, table.total) = (t.error, t.boolean, t.elapsed, t.total);
+    (table.error, table.boolean, table.elapsed, table.total, table.note) =
+        (t.error, t.boolean, t.elapsed, t.total, t.note);
     let n = table.rows.len();
     let rows = |n: usize| plural(n, "row", "rows");
     app.status = match (&table.error, table.boolean) {

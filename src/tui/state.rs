@@ -107,6 +107,8 @@ pub struct QueryTable {
     pub boolean: Option<bool>,
     /// Rows the query produced (more than `rows` past the display limit).
     pub total: usize,
+    /// Said under the results (`sparql::hints`).
+    pub note: Option<String>,
 }
 
 /// What a confirmed dialog starts.

@@ -354,6 +354,8 @@ struct RowStream<'a> {
     seen: usize,
     sent: usize,
     last: Instant,
+    /// The query reads an empty default graph (`sparql::hints`).
+    empty_default_graph: bool,
 }
 
 /// Rows that make a first screen; sent as soon as they exist.
@@ -377,11 +379,24 @@ impl RowStream<'_> {
 
 fn query_table(ctx: &Context, text: &str, token: CancellationToken, tx: &Sender<Msg>) -> QueryTable {
     let started = Instant::now();
-    let mut stream =
-        RowStream { tx, vars: Vec::new(), pending: Vec::new(), seen: 0, sent: 0, last: Instant::now() };
+    let mut stream = RowStream {
+        tx,
+        vars: Vec::new(),
+        pending: Vec::new(),
+        seen: 0,
+        sent: 0,
+        last: Instant::now(),
+        empty_default_graph: false,
+    };
     let outcome = run_for_table(ctx, text, token, &mut stream);
-    let mut table =
-        QueryTable { vars: stream.vars, rows: stream.pending, total: stream.seen, ..QueryTable::default() };
+    let note = stream.empty_default_graph.then(|| crate::sparql::hints::EMPTY_DEFAULT_GRAPH.to_string());
+    let mut table = QueryTable {
+        vars: stream.vars,
+        rows: stream.pending,
+        total: stream.seen,
+        note,
+        ..QueryTable::default()
+    };
     match outcome {
         Ok(boolean) => table.boolean = boolean,
         Err(e) => table.error = Some(e),
@@ -403,6 +418,8 @@ fn run_for_table(
     let kept = ctx.snapshot()?;
     let snap = &kept.view;
     let explain = std::cell::RefCell::new(Explain::default());
+    out.empty_default_graph =
+        crate::sparql::hints::reads_an_empty_default_graph(&query, &[snap.view()], false);
     let dataset = StoreDataset::single(&snap.store, &snap.overlay, &snap.cache, &explain);
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
     let cancelled = |e: spareval::QueryEvaluationError| {

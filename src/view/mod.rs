@@ -54,6 +54,13 @@ impl Graphs<'_, '_> {
     }
 }
 
+/// Which kinds of graph hold quads ([`View::graphs_held`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GraphsHeld {
+    pub default: bool,
+    pub named: bool,
+}
+
 /// One quad of the view, in canonical tokens; `g` is `None` in the default graph.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ViewQuad<'a> {
@@ -211,6 +218,24 @@ impl<'a> View<'a> {
         }
         names.extend(self.overlay.named_graphs().cloned());
         Ok(names.into_iter().map(|t| Tok::Own(t.into_bytes().into())).collect())
+    }
+
+    /// Whether the default graph and the named graphs hold quads, as far as
+    /// the base's graph dictionary and the log tell without reading a row: a
+    /// graph the dictionary names counts as holding quads unless the log
+    /// cleared it (the log may have deleted them one by one). `None` without
+    /// the graph dictionary.
+    pub fn graphs_held(&self) -> Result<Option<GraphsHeld>, StoreError> {
+        let Some(dict) = self.store.sidecars.dict(3) else { return Ok(None) };
+        let base_default = dict.find(term::DEFAULT_GRAPH.as_bytes())?.is_some();
+        let base_named = dict.len() > usize::from(base_default);
+        let adds = |d: &overlay::GraphDelta| !d.added.is_empty();
+        let logged_default = self.overlay.graphs.get(term::DEFAULT_GRAPH);
+        let default =
+            (base_default && !logged_default.is_some_and(|d| d.cleared)) || logged_default.is_some_and(adds);
+        let named = base_named
+            || self.overlay.graphs.iter().any(|(g, d)| g.as_str() != term::DEFAULT_GRAPH && adds(d));
+        Ok(Some(GraphsHeld { default, named }))
     }
 
     /// How many quads the view shows in each graph, by canonical graph token

@@ -107,6 +107,15 @@ pub fn sample_store(dir: &std::path::Path) -> PathBuf {
     out
 }
 
+/// A chunk dir `dir/chunk` imported from `nquads` (written to `dir/input.nq`).
+pub fn store_of(dir: &std::path::Path, nquads: &str) -> PathBuf {
+    let (src, out) = (dir.join("input.nq"), dir.join("chunk"));
+    std::fs::write(&src, nquads).unwrap();
+    cottas_tui::import::import(&cottas_tui::import::ImportOptions::new(vec![src], out.clone()), |_| {})
+        .unwrap();
+    out
+}
+
 /// splitmix64: deterministic schedules for the crash and fault tests, so a
 /// failure can be replayed from its seed.
 pub struct Rng(pub u64);

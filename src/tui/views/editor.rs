@@ -41,23 +41,26 @@ pub fn vertical(text: &str, at: usize, up: bool, width: usize) -> usize {
     let end = line_end(text, at);
     let starts = row_starts(&text[start..end], width);
     let (row, x) = position(&text[start..end], &starts, at - start, width);
-    let (line, row) = if up && row > 0 {
-        (start, row - 1)
+    // The target line, its row and where its rows start (the line's own
+    // starts when the move stays on it).
+    let (line, row, line_starts) = if up && row > 0 {
+        (start, row - 1, starts)
     } else if up {
         if start == 0 {
             return at;
         }
         let above = line_start(text, start - 1);
-        (above, row_starts(&text[above..start - 1], width).len() - 1)
+        let above_starts = row_starts(&text[above..start - 1], width);
+        (above, above_starts.len() - 1, above_starts)
     } else if row + 1 < starts.len() {
-        (start, row + 1)
+        (start, row + 1, starts)
     } else {
         if end == text.len() {
             return at;
         }
-        (end + 1, 0)
+        (end + 1, 0, row_starts(&text[end + 1..line_end(text, end + 1)], width))
     };
-    line + column_in_row(&text[line..line_end(text, line)], row, x, width)
+    line + column_in_row(&text[line..line_end(text, line)], &line_starts, row, x)
 }
 
 /// Where each row of `line` starts (byte offsets) when it is cut into rows
@@ -89,12 +92,12 @@ fn position(line: &str, starts: &[usize], at: usize, width: usize) -> (usize, us
     }
 }
 
-/// The byte offset in `line` of terminal column `x` on row `row`: the
+/// The byte offset in `line` (cut into rows at `starts`) of terminal
+/// column `x` on row `row`: the
 /// character at or covering that column; past the row's end, the line's
 /// end on its last row, else the row's last character (so the cursor stays
 /// on the row).
-fn column_in_row(line: &str, row: usize, x: usize, width: usize) -> usize {
-    let starts = row_starts(line, width);
+fn column_in_row(line: &str, starts: &[usize], row: usize, x: usize) -> usize {
     let from = starts[row.min(starts.len() - 1)];
     let to = starts.get(row + 1).copied().unwrap_or(line.len());
     let mut column = 0;

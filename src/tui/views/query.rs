@@ -281,6 +281,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         );
         return;
     }
+    let results = match &r.note {
+        Some(note) => render_note(f, results, note),
+        None => results,
+    };
     if let Some(b) = r.boolean {
         f.render_widget(
             Paragraph::new(format!("ASK → {b}"))
@@ -293,6 +297,19 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     if q.detail {
         render_detail(f, results, q, r);
     }
+}
+
+/// `note` in the bottom lines of `area`, wrapped; the rest of `area` is
+/// returned for the results.
+fn render_note(f: &mut Frame, area: Rect, note: &str) -> Rect {
+    let text = format!("note: {note}");
+    let lines = (text.width() as u16).div_ceil(area.width.max(1)).clamp(1, 4);
+    let [rest, bottom] = Layout::vertical([Constraint::Min(3), Constraint::Length(lines)]).areas(area);
+    f.render_widget(
+        Paragraph::new(Line::styled(text, Style::new().fg(Color::Yellow))).wrap(Wrap { trim: true }),
+        bottom,
+    );
+    rest
 }
 
 /// Column widths for the columns from `first` on: each as wide as its

@@ -1,0 +1,344 @@
+//! The common mistakes in a refused request, said in words.
+//!
+//! peg's expected set is a poor guide to them. Keywords are matched without
+//! case by a rule peg reports as one of its alternatives, so `SELECT ?s, ?p`
+//! came out as "expected DISTINCT", `SELEC ?s` as "expected CONSTRUCT", a
+//! missing `)` as "expected NOT" and an unclosed string as the escapes it
+//! could have held. These checks look at the tokens instead: unclosed strings
+//! and IRIs, brackets that do not pair, the query form, the SELECT clause,
+//! `AS`, `LIMIT`, and words that are no keyword. A finding is used only if
+//! it was detected no later than where spargebra gave up (the furthest point
+//! any alternative reached), so a finding never points past the real error.
+
+use super::scan::{scan, Kind, Pos, Problem, Scan, Token};
+
+/// What the text was parsed as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request {
+    Query,
+    Update,
+}
+
+const QUERY_FORMS: [&str; 4] = ["SELECT", "CONSTRUCT", "DESCRIBE", "ASK"];
+
+const UPDATE_OPERATIONS: [&str; 10] =
+    ["INSERT", "DELETE", "WITH", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY"];
+
+/// Every other keyword of SPARQL 1.1 (and the 1.2 words spargebra knows).
+#[rustfmt::skip]
+const KEYWORDS: &[&str] = &[
+    "BASE", "PREFIX", "DISTINCT", "REDUCED", "AS", "FROM", "NAMED", "WHERE", "GROUP", "BY",
+    "HAVING", "ORDER", "ASC", "DESC", "LIMIT", "OFFSET", "VALUES", "SILENT", "INTO", "TO", "DATA",
+    "USING", "DEFAULT", "ALL", "GRAPH", "OPTIONAL", "SERVICE", "BIND", "UNDEF", "MINUS", "UNION",
+    "FILTER", "NOT", "IN", "EXISTS", "SEPARATOR", "LATERAL", "VERSION", "a", "true", "false",
+];
+
+/// The built-in functions and aggregates.
+#[rustfmt::skip]
+pub const FUNCTIONS: &[&str] = &[
+    "STR", "LANG", "LANGMATCHES", "DATATYPE", "BOUND", "IRI", "URI", "BNODE", "RAND", "ABS",
+    "CEIL", "FLOOR", "ROUND", "CONCAT", "STRLEN", "UCASE", "LCASE", "ENCODE_FOR_URI", "CONTAINS",
+    "STRSTARTS", "STRENDS", "STRBEFORE", "STRAFTER", "YEAR", "MONTH", "DAY", "HOURS", "MINUTES",
+    "SECONDS", "TIMEZONE", "TZ", "NOW", "UUID", "STRUUID", "MD5", "SHA1", "SHA256", "SHA384",
+    "SHA512", "COALESCE", "IF", "STRLANG", "STRDT", "sameTerm", "isIRI", "isURI", "isBLANK",
+    "isLITERAL", "isNUMERIC", "REGEX", "SUBSTR", "REPLACE", "COUNT", "SUM", "MIN", "MAX", "AVG",
+    "SAMPLE", "GROUP_CONCAT", "TRIPLE", "SUBJECT", "PREDICATE", "OBJECT", "isTRIPLE", "LANGDIR",
+    "STRLANGDIR", "hasLANG", "hasLANGDIR", "ADJUST",
+];
+
+struct Finding {
+    /// Where the mistake shows: compared with where spargebra gave up.
+    detected: Pos,
+    /// Where the message points.
+    at: Pos,
+    message: String,
+}
+
+/// The message for `text`, refused by spargebra at `refused_at`, when one of
+/// the checks explains it.
+pub fn explain(text: &str, request: Request, refused_at: Pos) -> Option<String> {
+    let scan = scan(text);
+    let checks = [
+        lexical(&scan),
+        brackets(&scan),
+        form(&scan, request),
+        select_clause(&scan.tokens),
+        as_names(&scan.tokens),
+        counts(&scan.tokens),
+        unknown_words(&scan.tokens),
+    ];
+    let found =
+        checks.into_iter().flatten().filter(|f| f.detected <= refused_at).min_by_key(|f| f.detected)?;
+    Some(format!("error at {}: {}", found.at, found.message))
+}
+
+fn lexical(scan: &Scan) -> Option<Finding> {
+    Some(match scan.problem.as_ref()? {
+        Problem::UnclosedString { at, end, long } => {
+            let message = if *long {
+                "this long string is not closed (it needs its three closing quotes)".to_string()
+            } else if *end < scan.end {
+                "this string is not closed before the end of its line (strings over several lines take three quotes)".to_string()
+            } else {
+                "this string is not closed".to_string()
+            };
+            Finding { detected: *end, at: *at, message }
+        }
+        Problem::UnclosedIri { at, end, text } => {
+            let before =
+                if *end < scan.end { format!("before the space at {end}") } else { "at the end".into() };
+            Finding {
+                detected: *end,
+                at: *at,
+                message: format!("the IRI `{text}` is not closed: expected `>` {before}"),
+            }
+        }
+    })
+}
+
+/// `{}`, `()` and `[]` pair up.
+fn brackets(scan: &Scan) -> Option<Finding> {
+    let mut open: Vec<&Token> = Vec::new();
+    for t in scan.tokens.iter().filter(|t| t.kind == Kind::Punct) {
+        if ['{', '(', '['].into_iter().any(|o| t.is(o)) {
+            open.push(t);
+            continue;
+        }
+        let wants = match t.text {
+            "}" => '{',
+            ")" => '(',
+            "]" => '[',
+            _ => continue,
+        };
+        let message = match open.pop() {
+            Some(o) if o.is(wants) => continue,
+            Some(o) => {
+                format!(
+                    "`{}` does not close the `{}` opened at {} (expected `{}` first)",
+                    t.text,
+                    o.text,
+                    o.at,
+                    closer(o)
+                )
+            }
+            None => format!("`{}` has nothing to close", t.text),
+        };
+        return Some(Finding { detected: t.at, at: t.at, message });
+    }
+    // An unclosed string or IRI hides the rest: its own finding says more.
+    if scan.problem.is_some() {
+        return None;
+    }
+    let o = open.pop()?;
+    let message = format!("this `{}` is not closed (expected `{}`)", o.text, closer(o));
+    Some(Finding { detected: scan.end, at: o.at, message })
+}
+
+fn closer(opener: &Token) -> char {
+    match opener.text.chars().next() {
+        Some('{') => '}',
+        Some('(') => ')',
+        _ => ']',
+    }
+}
+
+/// The first word after the prologue (`BASE <…>`, `PREFIX p: <…>`).
+fn form(scan: &Scan, request: Request) -> Option<Finding> {
+    let tokens = &scan.tokens;
+    let mut i = 0;
+    while let Some(t) = tokens.get(i) {
+        match () {
+            _ if t.is_word("BASE") => i += 2,
+            _ if t.is_word("PREFIX") => i += 3,
+            _ => break,
+        }
+    }
+    let (own, other, their, other_name) = match request {
+        Request::Query => (&QUERY_FORMS[..], &UPDATE_OPERATIONS[..], "a query", "an update"),
+        Request::Update => (&UPDATE_OPERATIONS[..], &QUERY_FORMS[..], "an update", "a query"),
+    };
+    let Some(t) = tokens.get(i) else {
+        return (request == Request::Query && scan.problem.is_none()).then(|| Finding {
+            detected: scan.end,
+            at: scan.end,
+            message: "the query is empty: expected SELECT, CONSTRUCT, DESCRIBE or ASK".into(),
+        });
+    };
+    if own.iter().any(|w| t.is_word(w)) {
+        return None;
+    }
+    let message = if other.iter().any(|w| t.is_word(w)) {
+        format!("`{}` begins {other_name}, not {their}", t.text)
+    } else {
+        let expected = match request {
+            Request::Query => "SELECT, CONSTRUCT, DESCRIBE or ASK".to_string(),
+            Request::Update => {
+                "INSERT, DELETE, WITH, LOAD, CLEAR, DROP, CREATE, ADD, MOVE or COPY".to_string()
+            }
+        };
+        let hint = suggestion(t.text, own).map(|s| format!(" (did you mean {s}?)")).unwrap_or_default();
+        format!("{their} begins with {expected} (after any PREFIX and BASE), not `{}`{hint}", t.text)
+    };
+    Some(Finding { detected: t.at, at: t.at, message })
+}
+
+/// Between SELECT and the first `{`, FROM or WHERE: no commas, and
+/// expressions in parentheses with a name.
+fn select_clause(tokens: &[Token]) -> Option<Finding> {
+    let start = tokens.iter().position(|t| t.is_word("SELECT"))? + 1;
+    let mut depth = 0usize;
+    let mut group_start: Option<&Token> = None;
+    let mut named = false;
+    for (i, t) in tokens.iter().enumerate().skip(start) {
+        let finding = |message: String| Some(Finding { detected: t.at, at: t.at, message });
+        if depth == 0 {
+            if t.is('{') || t.is_word("WHERE") || t.is_word("FROM") {
+                return None;
+            }
+            if t.is(',') {
+                return finding("variables in SELECT are separated by spaces, not commas".into());
+            }
+            let modifier = t.is_word("DISTINCT") || t.is_word("REDUCED");
+            if t.kind == Kind::Word && !modifier && tokens.get(i + 1).is_some_and(|n| n.is('(')) {
+                return finding(format!(
+                    "`{}(…)` in SELECT is written in parentheses with a name: `({}(…) AS ?name)`",
+                    t.text, t.text
+                ));
+            }
+        }
+        if t.is('(') {
+            if depth == 0 {
+                (group_start, named) = (Some(t), false);
+            }
+            depth += 1;
+        } else if t.is(')') {
+            depth = depth.checked_sub(1)?;
+            if depth == 0 && !named {
+                let at = group_start?.at;
+                return Some(Finding {
+                    detected: t.at,
+                    at,
+                    message: "an expression in SELECT needs a name: `(… AS ?name)`".into(),
+                });
+            }
+        } else if depth == 1 && t.is_word("AS") {
+            named = true;
+        }
+    }
+    None
+}
+
+/// `AS` names a variable, in SELECT and in BIND.
+fn as_names(tokens: &[Token]) -> Option<Finding> {
+    tokens.windows(2).find(|w| w[0].is_word("AS") && w[1].kind != Kind::Var).map(|w| Finding {
+        detected: w[1].at,
+        at: w[0].at,
+        message: format!("AS takes a variable (`AS ?name`), not `{}`", w[1].text),
+    })
+}
+
+/// `LIMIT` and `OFFSET` take a whole number.
+fn counts(tokens: &[Token]) -> Option<Finding> {
+    let mut pairs = tokens.iter().zip(tokens.iter().skip(1).map(Some).chain([None]));
+    pairs.find_map(|(t, next)| {
+        let word = ["LIMIT", "OFFSET"].into_iter().find(|w| t.is_word(w))?;
+        let ok = next.is_some_and(|n| n.kind == Kind::Number && n.text.bytes().all(|b| b.is_ascii_digit()));
+        (!ok).then(|| Finding {
+            detected: next.map_or(t.at, |n| n.at),
+            at: t.at,
+            message: format!("{word} takes a whole number, as in `{word} 10`"),
+        })
+    })
+}
+
+/// A bare word that is no keyword, function or query form: a misspelt
+/// keyword, or a term without its `<…>`, `?`, `:` or quotes.
+fn unknown_words(tokens: &[Token]) -> Option<Finding> {
+    let mut depth = 0usize;
+    for (i, t) in tokens.iter().enumerate() {
+        if t.is('{') {
+            depth += 1;
+        } else if t.is('}') {
+            depth = depth.saturating_sub(1);
+        }
+        if t.kind != Kind::Word || is_known(t.text) {
+            continue;
+        }
+        let call = tokens.get(i + 1).is_some_and(|n| n.is('('));
+        let among = if call { [FUNCTIONS, &["FILTER", "BIND", "EXISTS"]].concat() } else { all_words() };
+        let hint = suggestion(t.text, &among).map(|s| format!(" (did you mean {s}?)")).unwrap_or_default();
+        let message = if call && hint.is_empty() {
+            format!(
+                "`{}` is not a SPARQL function (others are named by an IRI, as in `ex:{}(…)`)",
+                t.text, t.text
+            )
+        } else if call {
+            format!("`{}` is not a SPARQL keyword or function{hint}", t.text)
+        } else if depth > 0 && hint.is_empty() {
+            format!(
+                "`{w}` is not a keyword or an RDF term: write an IRI (`<…>`), a prefixed name (`ex:{w}`), a variable (`?{w}`) or a literal (`\"{w}\"`)",
+                w = t.text
+            )
+        } else {
+            format!("`{}` is not a SPARQL keyword{hint}", t.text)
+        };
+        return Some(Finding { detected: t.at, at: t.at, message });
+    }
+    None
+}
+
+fn all_words() -> Vec<&'static str> {
+    [&QUERY_FORMS[..], &UPDATE_OPERATIONS[..], KEYWORDS, FUNCTIONS].concat()
+}
+
+fn is_known(word: &str) -> bool {
+    all_words().iter().any(|k| k.eq_ignore_ascii_case(word))
+}
+
+/// The known word within two edits of `word` (one for short words), the
+/// nearest first.
+fn suggestion(word: &str, among: &[&'static str]) -> Option<&'static str> {
+    if word.chars().count() < 3 {
+        return None;
+    }
+    let allowed = if word.chars().count() <= 4 { 1 } else { 2 };
+    let upper = word.to_uppercase();
+    among
+        .iter()
+        .map(|k| (edits(&upper, &k.to_uppercase()), *k))
+        .filter(|&(d, _)| d <= allowed)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let replaced = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = replaced.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_and_suggestions() {
+        assert_eq!(edits("SELEC", "SELECT"), 1);
+        assert_eq!(edits("OPTINAL", "OPTIONAL"), 1);
+        assert_eq!(edits("kitten", "sitting"), 3);
+        assert_eq!(suggestion("selec", &QUERY_FORMS), Some("SELECT"));
+        assert_eq!(suggestion("FILTR", &all_words()), Some("FILTER"));
+        assert_eq!(suggestion("foo", &all_words()), None);
+        assert_eq!(suggestion("ab", &all_words()), None, "too short to guess");
+    }
+}
