@@ -234,20 +234,26 @@ fn formats_compression_stdin_and_the_graph_option() {
 fn a_malformed_statement_stops_the_import_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let bad = write(dir.path(), "bad.nq", "<http://e/a> <http://e/b> <http://e/c> .\n<http://e/a> <http://e/b> .\n<http://e/x> <http://e/y> <http://e/z> .\n");
+    // An unclosed literal: oxttl reads on to the end and said "Unexpected
+    // end of file" at 2:27, with a line after it.
+    let open = write(dir.path(), "open.nq", "<http://e/a> <http://e/b> \"x\" .\n<http://e/a> <http://e/b> \"y .\n<http://e/x> <http://e/y> <http://e/z> .\n");
     let out = dir.path().join("chunk");
-    let o = bin().arg("import").arg(&bad).arg("--out").arg(&out).output().unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("bad.nq:2:27: The object of a triple must be"),
-        "file:line:column and the message in {err}"
-    );
-    assert!(!out.exists());
+    for (input, expected) in [
+        (&open, "open.nq:2:27: the term that starts here is not closed (read on to line 4 without finding its end)"),
+        (&bad, "bad.nq:2:27: The object of a triple must be"),
+    ] {
+        let o = bin().arg("import").arg(input).arg("--out").arg(&out).output().unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(expected), "file:line:column and the message in {err}");
+        assert!(!out.exists());
+    }
+    std::fs::remove_file(&open).unwrap();
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp dir left behind");
 
     let o = bin().arg("import").arg(&bad).arg("--lenient").arg("--out").arg(&out).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("skipped 1 malformed statements"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("skipped 1 malformed statement:\n"));
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("2 quads (2 distinct)"));
 
     // Importing over an existing store is refused.

@@ -100,7 +100,11 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
                 crate::eprint_line!("plan: {plan}");
             }
             crate::eprint_line!("{}", summary.explain);
-            crate::eprint_line!("{} results in {:.3} ms", summary.rows, t.elapsed().as_secs_f64() * 1e3);
+            crate::eprint_line!(
+                "{} in {:.3} ms",
+                crate::text::plural(summary.rows, "result", "results"),
+                t.elapsed().as_secs_f64() * 1e3
+            );
         }
     }
     drop(parts);

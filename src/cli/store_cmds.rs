@@ -117,7 +117,13 @@ pub fn run_import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
     }
     let summary = result.map_err(anyhow::Error::from)?;
     if summary.skipped > 0 {
-        crate::eprint_line!("skipped {} malformed statements; the first:", summary.skipped);
+        match summary.skipped {
+            1 => crate::eprint_line!("skipped 1 malformed statement:"),
+            n => crate::eprint_line!(
+                "skipped {n} malformed statements; the first {}:",
+                summary.first_errors.len()
+            ),
+        }
         for e in &summary.first_errors {
             crate::eprint_line!("  {e}");
         }

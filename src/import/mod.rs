@@ -431,12 +431,22 @@ impl Ingest<'_> {
                 return Err(ImportError::Io { path: PathBuf::from(&self.name), source: e });
             }
             Err(TurtleParseError::Syntax(e)) => {
-                let loc = e.location().start;
+                let (loc, end) = (e.location().start, e.location().end);
+                // oxttl reads an unclosed literal or IRI on to the end of its
+                // input and says "Unexpected end of file" at the term's start,
+                // which in a file with lines after it reads as nonsense.
+                let message = match e.message() {
+                    "Unexpected end of file" if end.line > loc.line => format!(
+                        "the term that starts here is not closed (read on to line {} without finding its end)",
+                        line_offset + end.line + 1
+                    ),
+                    m => m.to_string(),
+                };
                 let err = ImportError::Syntax {
                     file: self.name.clone(),
                     line: line_offset + loc.line + 1,
                     column: loc.column + 1,
-                    message: e.message().to_string(),
+                    message,
                 };
                 if !self.lenient {
                     return Err(err);

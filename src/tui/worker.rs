@@ -464,5 +464,5 @@ fn export(ctx: &Context, text: &str, out: &Path, format: OutputFormat) -> Result
     let opts = QueryOptions { format: Some(format), ..QueryOptions::default() };
     let s = run_query(&[kept.view.view()], text, &opts, &mut file).map_err(|e| e.to_string())?;
     std::io::Write::flush(&mut file).map_err(|e| e.to_string())?;
-    Ok(format!("exported {} results to {}", s.rows, out.display()))
+    Ok(format!("exported {} to {}", crate::text::plural(s.rows, "result", "results"), out.display()))
 }

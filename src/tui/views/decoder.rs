@@ -203,7 +203,11 @@ impl Decoder {
         let own = n.span.and_then(|s| self.spans[s].value.clone());
         let mut text = match own {
             Some(v) => v,
-            None if n.is_group() => format!("{} parts, {} B", n.children, n.range.end - n.range.start),
+            None if n.is_group() => format!(
+                "{}, {} B",
+                crate::text::plural(n.children, "part", "parts"),
+                n.range.end - n.range.start
+            ),
             None => format!("{} B", n.range.end - n.range.start),
         };
         if n.bad > 0 {
@@ -635,7 +639,7 @@ fn render_tree(f: &mut Frame, area: Rect, d: &Decoder) {
     let focus = if d.tree_focus { " [keys]" } else { "" };
     let shown = match &d.window {
         Some((_, r)) => format!("fields near {:#x}..{:#x}", r.start, r.end),
-        None => format!("{} fields", d.spans.len()),
+        None => crate::text::plural(d.spans.len(), "field", "fields"),
     };
     let title = format!("{} — {shown}{focus}", d.kind.map_or("raw", |k| k.id()));
     f.render_widget(Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)), area);

@@ -63,6 +63,42 @@ pub fn vertical(text: &str, at: usize, up: bool, width: usize) -> usize {
     line + column_in_row(&text[line..line_end(text, line)], &line_starts, row, x)
 }
 
+/// Home on a line wrapped over rows of `width` columns: the start of the
+/// row `at` is on, and from there the start of the line (as editors with
+/// soft wrap do).
+pub fn row_home(text: &str, at: usize, width: usize) -> usize {
+    let (start, row_start, _) = row_around(text, at, width);
+    if at == row_start {
+        start
+    } else {
+        row_start
+    }
+}
+
+/// End on a wrapped line: the last character of the row `at` is on (a
+/// cursor past it would be on the next row), or the line's end on its last
+/// row; from there, the end of the line.
+pub fn row_end(text: &str, at: usize, width: usize) -> usize {
+    let (_, _, row_end) = row_around(text, at, width);
+    if at == row_end {
+        line_end(text, at)
+    } else {
+        row_end
+    }
+}
+
+/// The start of `at`'s line, and where the row `at` is on starts and where
+/// End puts the cursor on it.
+fn row_around(text: &str, at: usize, width: usize) -> (usize, usize, usize) {
+    let width = width.max(1);
+    let (start, end) = (line_start(text, at), line_end(text, at));
+    let line = &text[start..end];
+    let starts = row_starts(line, width);
+    let row = position(line, &starts, at - start, width).0.min(starts.len() - 1);
+    let last = starts.get(row + 1).map_or(line.len(), |&next| left(line, next));
+    (start, start + starts[row], start + last)
+}
+
 /// Where each row of `line` starts (byte offsets) when it is cut into rows
 /// of `width` terminal columns: a character that would cross the edge (a
 /// wide one, with one column left) starts the next row.
@@ -235,6 +271,24 @@ mod tests {
             .map(|l| l.spans.iter().map(|s| s.content.to_string()).collect::<Vec<_>>().join("|"))
             .collect();
         (rows, row)
+    }
+
+    #[test]
+    fn home_and_end_go_to_the_row_then_to_the_line() {
+        // Rows of 3: "ab" | "cdé" "fgh" "ij" | "k"; é is two bytes.
+        let t = "ab\ncdéfghij\nk";
+        let at = |s: &str| t.find(s).unwrap();
+        assert_eq!(row_home(t, at("h"), 3), at("f"), "the row's start");
+        assert_eq!(row_home(t, at("f"), 3), at("c"), "then the line's");
+        assert_eq!(row_home(t, at("c"), 3), at("c"), "and there it stays");
+        assert_eq!(row_end(t, at("f"), 3), at("h"), "the row's last character");
+        assert_eq!(row_end(t, at("h"), 3), at("j") + 1, "then the line's end");
+        assert_eq!(row_end(t, at("i"), 3), at("j") + 1, "the last row ends where the line does");
+        assert_eq!(row_end(t, at("c"), 3), at("é"), "a two-byte last character");
+        assert_eq!(row_home(t, at("b"), 80), 0, "an unwrapped line: its start");
+        assert_eq!(row_end(t, 0, 80), at("b") + 1);
+        // After a full last row the cursor is on a row of its own.
+        assert_eq!(row_home("abcdef", 6, 3), 3);
     }
 
     #[test]

@@ -192,9 +192,9 @@ impl QueryState {
             KeyCode::Right => editor::right(t, at),
             KeyCode::Up => editor::vertical(t, at, true, width),
             KeyCode::Down => editor::vertical(t, at, false, width),
-            KeyCode::Home => editor::line_start(t, at),
+            KeyCode::Home => editor::row_home(t, at, width),
             KeyCode::Char('a') if ctrl => editor::line_start(t, at),
-            KeyCode::End => editor::line_end(t, at),
+            KeyCode::End => editor::row_end(t, at, width),
             KeyCode::Char('e') if ctrl => editor::line_end(t, at),
             _ => return,
         };
