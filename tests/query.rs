@@ -101,7 +101,21 @@ fn the_delta_log_merges_on_read_and_shadowed_batches_stay_invisible() {
     let names: Vec<&str> = rows.iter().map(|r| r["name"]["value"].as_str().unwrap()).collect();
     assert_eq!(names, ["Alice", "Carol", "Dora"]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("torn-frame"), "{err}");
+    assert!(
+        err.contains("has 19 bytes at offset")
+            && err.contains("that are not a committed batch (torn-frame); they are ignored"),
+        "{err}"
+    );
+    // One stray byte reads in the singular.
+    write_log(&s, &batches, b"D");
+    let err = String::from_utf8_lossy(&q(&s, NAMES, &[]).stderr).into_owned();
+    assert!(
+        err.contains("has 1 byte at offset")
+            && err.contains("that is not a committed batch")
+            && err.contains("; it is ignored"),
+        "{err}"
+    );
+    write_log(&s, &batches, b"DLB1\x01\0\0\0\xff\0\0\0partial");
 
     let count = |query: &str| -> i64 {
         let rows = json_rows(&q(&s, query, &["--format", "json"]));

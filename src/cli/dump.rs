@@ -94,9 +94,9 @@ pub fn write_text(out: &mut impl Write, path: &Path, ins: &Inspection) -> std::i
     writeln!(out, "  kind      {} ({})", ins.kind.description(), ins.kind.id())?;
     writeln!(
         out,
-        "  size      {} ({} bytes)",
+        "  size      {} ({})",
         humansize::format_size(ins.size, humansize::BINARY),
-        ins.size
+        crate::text::plural(ins.size, "byte", "bytes")
     )?;
     match ins.problems.len() {
         0 => writeln!(out, "  status    ok")?,

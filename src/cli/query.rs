@@ -144,10 +144,12 @@ fn open_chunk(path: &Path, name: Option<String>, memory_limit: usize) -> Result<
     let replay_time = replay_started.elapsed();
     if let Some((off, len, why)) = overlay.leftover {
         crate::eprint_line!(
-            "cottas-tui: note: {} has {} at offset {off} that are not a committed batch ({}); they are ignored",
+            "cottas-tui: note: {} has {} at offset {off} that {} not a committed batch ({}); {} ignored",
             store.layout.log.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
             crate::text::plural(len, "byte", "bytes"),
-            why.as_str()
+            crate::text::noun(len, "is", "are"),
+            why.as_str(),
+            crate::text::noun(len, "it is", "they are")
         );
     }
     Ok(OpenChunk { name, store, overlay, cache, replay_time })

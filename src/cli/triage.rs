@@ -260,9 +260,9 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
         };
         writeln!(
             out,
-            "file:      {} ({} bytes, {} committed)",
+            "file:      {} ({}, {} committed)",
             view.path.display(),
-            log.bytes.len(),
+            crate::text::plural(log.bytes.len(), "byte", "bytes"),
             log.committed_len()
         )?;
         writeln!(out, "marker:    {}", view.marker.map_or("none".into(), |m| m.to_string()))?;

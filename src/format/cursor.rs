@@ -415,7 +415,10 @@ pub fn offsets_to_indices(
         } else if !(off - base).is_multiple_of(elem) {
             Some(format!("{off} is not on a {elem}-byte element boundary"))
         } else if off > file_len {
-            Some(format!("{off} is past the end of the file ({file_len} bytes)"))
+            Some(format!(
+                "{off} is past the end of the file ({})",
+                crate::text::plural(file_len, "byte", "bytes")
+            ))
         } else if k == offsets.len() - 1 && off != file_len {
             Some(format!("the last offset must equal the file length {file_len}, found {off}"))
         } else {

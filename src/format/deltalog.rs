@@ -602,7 +602,12 @@ fn parse_body<S: Source>(c: &mut Cursor<S>, detail: Detail) -> std::result::Resu
         let error = FormatError::structure(
             c.here(),
             "batch body",
-            format!("{} bytes follow the {count} entries the batch declares", c.remaining()),
+            format!(
+                "{} {} the {} the batch declares",
+                crate::text::plural(c.remaining(), "byte", "bytes"),
+                crate::text::noun(c.remaining(), "follows", "follow"),
+                crate::text::plural(count, "entry", "entries")
+            ),
         );
         c.bad_span("unread", c.pos(), c.limit(), Role::Payload, error.to_string());
         return Err(Stop { reason: StopReason::InvalidEntry, error });
@@ -645,7 +650,11 @@ fn parse_entry<S: Source>(c: &mut Cursor<S>) -> std::result::Result<Entry, Stop>
         let error = FormatError::structure(
             c.here(),
             "entry payload",
-            format!("{leftover} bytes follow the entry's last field"),
+            format!(
+                "{} {} the entry's last field",
+                crate::text::plural(leftover, "byte", "bytes"),
+                crate::text::noun(leftover, "follows", "follow")
+            ),
         );
         return Err(inv(error));
     }

@@ -84,8 +84,10 @@ impl fmt::Display for FormatError {
             ),
             ErrorKind::Truncated { field, needed, file_len } => write!(
                 f,
-                "truncated: expected {needed} bytes of `{field}` at offset {}, the file has {file_len} bytes",
-                self.offset
+                "truncated: expected {} of `{field}` at offset {}, the file has {}",
+                crate::text::plural(*needed, "byte", "bytes"),
+                self.offset,
+                crate::text::plural(*file_len, "byte", "bytes")
             ),
             ErrorKind::Checksum { field, stored, computed } => write!(
                 f,
@@ -102,3 +104,23 @@ impl fmt::Display for FormatError {
 impl std::error::Error for FormatError {}
 
 pub type Result<T, E = FormatError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_truncation_counts_its_bytes_in_words_that_agree() {
+        let one =
+            FormatError::new(3, ErrorKind::Truncated { field: "version".into(), needed: 1, file_len: 3 });
+        assert_eq!(
+            one.to_string(),
+            "at byte 3 (0x3): truncated: expected 1 byte of `version` at offset 3, the file has 3 bytes"
+        );
+        let few = FormatError::new(0, ErrorKind::Truncated { field: "magic".into(), needed: 4, file_len: 1 });
+        assert_eq!(
+            few.to_string(),
+            "at byte 0 (0x0): truncated: expected 4 bytes of `magic` at offset 0, the file has 1 byte"
+        );
+    }
+}

@@ -256,7 +256,11 @@ impl LogWriter {
         if file.len != self.end {
             return Err(StoreError::format_anywhere(
                 &self.path,
-                format!("the log is {} bytes where its writer ended at byte {}", file.len, self.end),
+                format!(
+                    "the log is {} long where its writer ended at byte {}",
+                    crate::text::plural(file.len, "byte", "bytes"),
+                    self.end
+                ),
             ));
         }
         Ok(LogPosition {

@@ -187,7 +187,12 @@ impl CheckedFile {
         StoreError::format(
             &self.path,
             start,
-            format!("{len} bytes at {start} lie outside the file ({} bytes)", self.len()),
+            format!(
+                "{} at {start} {} outside the file ({})",
+                crate::text::plural(len, "byte", "bytes"),
+                crate::text::noun(len, "lies", "lie"),
+                crate::text::plural(self.len(), "byte", "bytes")
+            ),
         )
     }
 
