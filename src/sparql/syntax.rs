@@ -249,6 +249,13 @@ mod tests {
             ),
             // "expected one of GROUP, LATERAL, LIMIT, ORDER, SERVICE"
             ("ASK { ?s ?p ?o } extra", "error at 1:18: `extra` is not a SPARQL keyword"),
+            // "expected one of "$", "(", "*", "?""
+            ("SELECT DISTINCT WHERE { ?s ?p ?o }", "error at 1:1: SELECT needs the variables it returns (`SELECT ?s ?o`) or `*`"),
+            // "expected one of "$", "(", ":", "<", "?", a letter"
+            ("SELECT * { ?s ?p ?o } GROUP BY", "error at 1:23: GROUP BY needs variables or expressions, as in `GROUP BY ?g`"),
+            ("SELECT * { ?s ?p ?o } ORDER BY LIMIT 1", "error at 1:23: ORDER BY needs variables or expressions, as in `ORDER BY ?s DESC(?n)`"),
+            // "unexpected text"
+            ("ASK { ?s ?p \"x\"@ }", "error at 1:16: `@` after a literal takes a language tag, as in `\"chat\"@fr`"),
             // "expected one of ABS, AVG, DAY, IRI, MAX, MD5, MIN, NOT, …"
             ("ASK { FILTER(?o > ) }", "error at 1:22: expected an expression"),
         ];

@@ -65,6 +65,8 @@ pub fn explain(text: &str, request: Request, refused_at: Pos) -> Option<String> 
         select_clause(&scan.tokens),
         as_names(&scan.tokens),
         counts(&scan.tokens),
+        empty_clauses(&scan.tokens),
+        bare_language_tags(&scan.tokens),
         unknown_words(&scan.tokens),
     ];
     let found =
@@ -248,6 +250,53 @@ fn counts(tokens: &[Token]) -> Option<Finding> {
             at: t.at,
             message: format!("{word} takes a whole number, as in `{word} 10`"),
         })
+    })
+}
+
+/// SELECT with nothing to project, ORDER BY and GROUP BY with nothing to
+/// order or group by.
+fn empty_clauses(tokens: &[Token]) -> Option<Finding> {
+    let ends_clause = |t: Option<&Token>| {
+        t.is_none_or(|t| {
+            t.is('{')
+                || t.is('}')
+                || ["WHERE", "FROM", "LIMIT", "OFFSET", "HAVING", "VALUES", "ORDER", "GROUP"]
+                    .iter()
+                    .any(|w| t.is_word(w))
+        })
+    };
+    tokens.iter().enumerate().find_map(|(i, t)| {
+        let (clause, next) = if t.is_word("SELECT") {
+            let modifier = tokens.get(i + 1).is_some_and(|n| n.is_word("DISTINCT") || n.is_word("REDUCED"));
+            ("SELECT", i + 1 + usize::from(modifier))
+        } else if (t.is_word("ORDER") || t.is_word("GROUP"))
+            && tokens.get(i + 1).is_some_and(|n| n.is_word("BY"))
+        {
+            (if t.is_word("ORDER") { "ORDER BY" } else { "GROUP BY" }, i + 2)
+        } else {
+            return None;
+        };
+        ends_clause(tokens.get(next)).then(|| {
+            let what = match clause {
+                "SELECT" => "the variables it returns (`SELECT ?s ?o`) or `*`",
+                "GROUP BY" => "variables or expressions, as in `GROUP BY ?g`",
+                _ => "variables or expressions, as in `ORDER BY ?s DESC(?n)`",
+            };
+            Finding {
+                detected: tokens.get(next).map_or(t.at, |n| n.at),
+                at: t.at,
+                message: format!("{clause} needs {what}"),
+            }
+        })
+    })
+}
+
+/// `@` after a literal with no language tag.
+fn bare_language_tags(tokens: &[Token]) -> Option<Finding> {
+    tokens.iter().find(|t| t.kind == Kind::LangTag && t.text == "@").map(|t| Finding {
+        detected: t.at,
+        at: t.at,
+        message: "`@` after a literal takes a language tag, as in `\"chat\"@fr`".into(),
     })
 }
 
