@@ -17,12 +17,14 @@ pub const EMPTY_DEFAULT_GRAPH: &str = "the default graph is empty and the quads 
      which patterns outside GRAPH do not read: use GRAPH ?g { … }";
 
 /// Whether `query` reads the default graph of `parts` where it is empty and
-/// named graphs are not: it has a pattern outside `GRAPH`, names no dataset
-/// (`FROM`), and the default graph is not the union. Decided from the graph
-/// dictionaries and the logs, without reading rows; `false` when they
-/// cannot tell.
+/// named graphs are not: it has a pattern outside `GRAPH` and no `GRAPH` at
+/// all (a query with one knows about named graphs, as the TUI's default
+/// query, a UNION of both, does), names no dataset (`FROM`), and the
+/// default graph is not the union. Decided from the graph dictionaries and
+/// the logs, without reading rows; `false` when they cannot tell.
 pub fn reads_an_empty_default_graph(query: &Query, parts: &[View<'_>], union_default_graph: bool) -> bool {
-    if union_default_graph || query.dataset().is_some() || !reads_default_graph(query_pattern(query)) {
+    let r = reads(query_pattern(query));
+    if union_default_graph || query.dataset().is_some() || !r.default || r.named {
         return false;
     }
     let mut named = false;
@@ -35,17 +37,32 @@ pub fn reads_an_empty_default_graph(query: &Query, parts: &[View<'_>], union_def
     named
 }
 
-/// A triple or path pattern outside any `GRAPH` (EXISTS in filters aside).
-fn reads_default_graph(p: &GraphPattern) -> bool {
+/// What a pattern reads: the default graph (a triple or path pattern
+/// outside any `GRAPH`), and named graphs (a `GRAPH`). EXISTS in filters
+/// aside.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+struct Reads {
+    default: bool,
+    named: bool,
+}
+
+impl Reads {
+    fn or(self, other: Reads) -> Reads {
+        Reads { default: self.default || other.default, named: self.named || other.named }
+    }
+}
+
+fn reads(p: &GraphPattern) -> Reads {
     match p {
-        GraphPattern::Bgp { patterns } => !patterns.is_empty(),
-        GraphPattern::Path { .. } => true,
-        GraphPattern::Graph { .. } | GraphPattern::Values { .. } | GraphPattern::Service { .. } => false,
+        GraphPattern::Bgp { patterns } => Reads { default: !patterns.is_empty(), named: false },
+        GraphPattern::Path { .. } => Reads { default: true, named: false },
+        GraphPattern::Graph { .. } => Reads { default: false, named: true },
+        GraphPattern::Values { .. } | GraphPattern::Service { .. } => Reads::default(),
         GraphPattern::Join { left, right }
         | GraphPattern::LeftJoin { left, right, .. }
         | GraphPattern::Lateral { left, right }
         | GraphPattern::Union { left, right }
-        | GraphPattern::Minus { left, right } => reads_default_graph(left) || reads_default_graph(right),
+        | GraphPattern::Minus { left, right } => reads(left).or(reads(right)),
         GraphPattern::Filter { inner, .. }
         | GraphPattern::Extend { inner, .. }
         | GraphPattern::OrderBy { inner, .. }
@@ -53,7 +70,7 @@ fn reads_default_graph(p: &GraphPattern) -> bool {
         | GraphPattern::Distinct { inner }
         | GraphPattern::Reduced { inner }
         | GraphPattern::Slice { inner, .. }
-        | GraphPattern::Group { inner, .. } => reads_default_graph(inner),
+        | GraphPattern::Group { inner, .. } => reads(inner),
     }
 }
 
@@ -62,19 +79,23 @@ mod tests {
     use super::*;
     use spargebra::SparqlParser;
 
-    fn reads(text: &str) -> bool {
-        reads_default_graph(query_pattern(&SparqlParser::new().parse_query(text).unwrap()))
+    fn trap(text: &str) -> bool {
+        let r = reads(query_pattern(&SparqlParser::new().parse_query(text).unwrap()));
+        r.default && !r.named
     }
 
     #[test]
-    fn patterns_outside_graph_read_the_default_graph() {
-        assert!(reads("SELECT * { ?s ?p ?o }"));
-        assert!(reads("SELECT (COUNT(*) AS ?n) { ?s <urn:p>+ ?o }"));
-        assert!(reads("ASK { GRAPH ?g { ?s ?p ?o } OPTIONAL { ?s <urn:q> ?x } }"));
-        assert!(reads("SELECT * { { GRAPH ?g { ?s ?p ?o } } UNION { ?s ?p ?o } } LIMIT 1"));
-        assert!(!reads("SELECT * { GRAPH ?g { ?s ?p ?o } }"));
-        assert!(!reads("SELECT * { GRAPH <urn:g> { ?s ?p ?o } FILTER(?o > 1) } ORDER BY ?s"));
-        assert!(!reads("SELECT * {}"));
-        assert!(!reads("SELECT * { VALUES ?x { 1 } }"));
+    fn patterns_outside_graph_in_a_query_without_graph() {
+        assert!(trap("SELECT * { ?s ?p ?o }"));
+        assert!(trap("SELECT (COUNT(*) AS ?n) { ?s <urn:p>+ ?o }"));
+        assert!(trap("SELECT * { ?s ?p ?o FILTER(?o > 1) OPTIONAL { ?s <urn:q> ?x } } ORDER BY ?s LIMIT 1"));
+        assert!(!trap("ASK { GRAPH ?g { ?s ?p ?o } OPTIONAL { ?s <urn:q> ?x } }"), "it knows about GRAPH");
+        assert!(
+            !trap("SELECT * { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } } LIMIT 100"),
+            "the TUI's default"
+        );
+        assert!(!trap("SELECT * { GRAPH ?g { ?s ?p ?o } }"));
+        assert!(!trap("SELECT * {}"));
+        assert!(!trap("SELECT * { VALUES ?x { 1 } }"));
     }
 }
