@@ -263,6 +263,38 @@ mod tests {
             assert_eq!(query_error(text), expected, "{text}");
         }
         assert_eq!(update_error("SELECT * {}"), "error at 1:1: `SELECT` begins a query, not an update");
+        let updates = [
+            // "unexpected text", twice
+            (
+                "INSERT { <urn:a> <urn:b> ?o }",
+                "error at 1:1: `INSERT { … }` needs a WHERE clause: `INSERT { … } WHERE { … }`, or `INSERT DATA { … }` for data without variables",
+            ),
+            (
+                "DELETE { ?s ?p ?o }",
+                "error at 1:1: `DELETE { … }` needs a WHERE clause: `DELETE { … } WHERE { … }`, or `DELETE WHERE { … }` to delete what the pattern matches",
+            ),
+            (
+                "PREFIX ex: <urn:>\nWITH ex:g DELETE { ?s ?p ?o }",
+                "error at 2:1: WITH <…> and its templates need a WHERE clause: `WITH <g> DELETE { … } WHERE { … }`",
+            ),
+            // "expected GRAPH"
+            (
+                "INSERT DATA { <urn:a> <urn:b> 1 } INSERT DATA { <urn:a> <urn:b> 2 }",
+                "error at 1:35: a `;` goes between update operations, before `INSERT`",
+            ),
+            (
+                "DELETE { ?s ?p 1 } WHERE { ?s ?p 1 } CLEAR ALL",
+                "error at 1:38: a `;` goes between update operations, before `CLEAR`",
+            ),
+            // "expected DEFAULT"
+            (
+                "CLEAR ALL ; DROP <urn:g>",
+                "error at 1:18: DROP names a graph after GRAPH (`DROP GRAPH <…>`), or takes DEFAULT, NAMED or ALL",
+            ),
+        ];
+        for (text, expected) in updates {
+            assert_eq!(update_error(text), expected, "{text}");
+        }
         assert_eq!(
             update_error("INSERT DATA { <urn:a> <urn:b> 1 } ;\nINSRT DATA {}"),
             "error at 2:1: `INSRT` is not a SPARQL keyword (did you mean INSERT?)"

@@ -68,6 +68,7 @@ pub fn explain(text: &str, request: Request, refused_at: Pos) -> Option<String> 
         empty_clauses(&scan.tokens),
         bare_language_tags(&scan.tokens),
         unknown_words(&scan.tokens),
+        (request == Request::Update).then(|| update_operations(&scan)).flatten(),
     ];
     let found =
         checks.into_iter().flatten().filter(|f| f.detected <= refused_at).min_by_key(|f| f.detected)?;
@@ -241,11 +242,12 @@ fn as_names(tokens: &[Token]) -> Option<Finding> {
 
 /// `LIMIT` and `OFFSET` take a whole number.
 fn counts(tokens: &[Token]) -> Option<Finding> {
-    let mut pairs = tokens.iter().zip(tokens.iter().skip(1).map(Some).chain([None]));
-    pairs.find_map(|(t, next)| {
+    tokens.iter().enumerate().find_map(|(i, t)| {
         let word = ["LIMIT", "OFFSET"].into_iter().find(|w| t.is_word(w))?;
-        let ok = next.is_some_and(|n| n.kind == Kind::Number && n.text.bytes().all(|b| b.is_ascii_digit()));
-        (!ok).then(|| Finding {
+        let next = tokens.get(i + 1);
+        let whole =
+            next.is_some_and(|n| n.kind == Kind::Number && n.text.bytes().all(|b| b.is_ascii_digit()));
+        (!whole).then(|| Finding {
             detected: next.map_or(t.at, |n| n.at),
             at: t.at,
             message: format!("{word} takes a whole number, as in `{word} 10`"),
@@ -298,6 +300,110 @@ fn bare_language_tags(tokens: &[Token]) -> Option<Finding> {
         at: t.at,
         message: "`@` after a literal takes a language tag, as in `\"chat\"@fr`".into(),
     })
+}
+
+/// The shape of each operation of an update request (they are separated by
+/// `;` outside brackets): a template (`INSERT {…}`, `DELETE {…}`, `WITH`)
+/// needs a WHERE clause, CLEAR and DROP name a graph with GRAPH, and an
+/// operation ends where its last block closes.
+fn update_operations(scan: &Scan) -> Option<Finding> {
+    let tokens = &scan.tokens;
+    let mut start = 0;
+    while start < tokens.len() {
+        let end = operation_end(tokens, start);
+        let after = tokens.get(end).map_or(scan.end, |t| t.at);
+        if let Some(f) = operation(&tokens[start..end], after) {
+            return Some(f);
+        }
+        start = end + 1;
+    }
+    None
+}
+
+/// The index of the `;` that ends the operation starting at `start`, or the
+/// token count.
+fn operation_end(tokens: &[Token], start: usize) -> usize {
+    let mut depth = 0;
+    for (i, t) in tokens.iter().enumerate().skip(start) {
+        if depth == 0 && t.is(';') {
+            return i;
+        }
+        depth = nested(depth, t);
+    }
+    tokens.len()
+}
+
+/// One operation's tokens; `after` is where the next one (or the text) begins.
+fn operation(op: &[Token], after: Pos) -> Option<Finding> {
+    let mut i = 0;
+    while op.get(i).is_some_and(|t| t.is_word("BASE") || t.is_word("PREFIX")) {
+        i += if op[i].is_word("BASE") { 2 } else { 3 };
+    }
+    let head = op.get(i)?;
+    let next = op.get(i + 1);
+    if (head.is_word("CLEAR") || head.is_word("DROP")) && next.is_some_and(|n| n.kind == Kind::Iri) {
+        let word = head.text.to_uppercase();
+        let message =
+            format!("{word} names a graph after GRAPH (`{word} GRAPH <…>`), or takes DEFAULT, NAMED or ALL");
+        return Some(Finding { detected: next?.at, at: next?.at, message });
+    }
+    let data = next.is_some_and(|n| n.is_word("DATA") || (head.is_word("DELETE") && n.is_word("WHERE")));
+    let template = ["INSERT", "DELETE", "WITH"].iter().any(|w| head.is_word(w)) && !data;
+    let depth_zero_where = top_level(op).find(|&j| op[j].is_word("WHERE"));
+    if template && depth_zero_where.is_none() {
+        let word = head.text.to_uppercase();
+        let message = match word.as_str() {
+            "WITH" => "WITH <…> and its templates need a WHERE clause: `WITH <g> DELETE { … } WHERE { … }`",
+            "INSERT" => "`INSERT { … }` needs a WHERE clause: `INSERT { … } WHERE { … }`, or `INSERT DATA { … }` for data without variables",
+            _ => "`DELETE { … }` needs a WHERE clause: `DELETE { … } WHERE { … }`, or `DELETE WHERE { … }` to delete what the pattern matches",
+        };
+        return Some(Finding { detected: after, at: head.at, message: message.into() });
+    }
+    // The block that ends the operation: DATA's, DELETE WHERE's, or WHERE's.
+    let from = if data { i } else { depth_zero_where? };
+    let open = (from..op.len()).find(|&j| op[j].is('{'))?;
+    let close = block_end(op, open)?;
+    let extra = op.get(close + 1)?;
+    let operation_word = UPDATE_OPERATIONS.iter().any(|w| extra.is_word(w));
+    operation_word.then(|| Finding {
+        detected: extra.at,
+        at: extra.at,
+        message: format!("a `;` goes between update operations, before `{}`", extra.text),
+    })
+}
+
+/// Indices of `op`'s tokens outside any bracket.
+fn top_level<'a>(op: &'a [Token]) -> impl Iterator<Item = usize> + 'a {
+    let mut depth = 0;
+    op.iter().enumerate().filter_map(move |(j, t)| {
+        let at_top = depth == 0;
+        depth = nested(depth, t);
+        at_top.then_some(j)
+    })
+}
+
+/// The index of the bracket that closes the one at `open`.
+fn block_end(op: &[Token], open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (j, t) in op.iter().enumerate().skip(open) {
+        depth = nested(depth, t);
+        if depth == 0 {
+            return Some(j);
+        }
+    }
+    None
+}
+
+/// The bracket depth after `t`: one more after an opening bracket, one
+/// less after a closing one (never below 0).
+fn nested(depth: usize, t: &Token) -> usize {
+    if t.is('{') || t.is('(') || t.is('[') {
+        depth + 1
+    } else if t.is('}') || t.is(')') || t.is(']') {
+        depth.saturating_sub(1)
+    } else {
+        depth
+    }
 }
 
 /// A bare word that is no keyword, function or query form: a misspelt
