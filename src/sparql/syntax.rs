@@ -301,11 +301,10 @@ mod tests {
         );
     }
 
-    /// The suite's valid requests with a stray `}` after them: nothing in
-    /// them may be blamed (a keyword missing from our lists, a `<` taken for
-    /// an IRI), so the message points at the `}`, on the last line.
-    #[test]
-    fn nothing_in_the_w3c_suites_valid_requests_is_blamed() {
+    /// Every request of the W3C SPARQL 1.1 suites in ../shared, with its
+    /// kind; empty (with a NOTICE) when the suites are absent, which
+    /// CI=true does not allow.
+    fn suite_requests() -> Vec<(std::path::PathBuf, Request, String)> {
         let root =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/w3c-rdf-tests/sparql/sparql11");
         let Ok(dirs) = std::fs::read_dir(&root) else {
@@ -314,42 +313,89 @@ mod tests {
                 "CI=true and {} is absent",
                 root.display()
             );
-            eprintln!("NOTICE: {} is absent; the W3C syntax check is skipped", root.display());
-            return;
+            eprintln!("NOTICE: {} is absent; the W3C syntax checks are skipped", root.display());
+            return Vec::new();
         };
-        let mut checked = 0;
-        for file in dirs.flatten().flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten()) {
-            let path = file.path();
-            let request = match path.extension().and_then(|e| e.to_str()) {
-                Some("rq") => Request::Query,
-                Some("ru") => Request::Update,
-                _ => continue,
-            };
-            let Ok(text) = std::fs::read_to_string(&path) else { continue };
-            let parser = SparqlParser::new();
-            let valid = match request {
-                Request::Query => parser.parse_query(&text).is_ok(),
-                Request::Update => parser.parse_update(&text).is_ok(),
-            };
-            if !valid {
-                // The suite's bad requests: one line, whatever it says.
-                let e = match request {
-                    Request::Query => query_error(&text),
-                    Request::Update => update_error(&text),
+        let files = dirs.flatten().flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten());
+        files
+            .filter_map(|file| {
+                let path = file.path();
+                let request = match path.extension().and_then(|e| e.to_str()) {
+                    Some("rq") => Request::Query,
+                    Some("ru") => Request::Update,
+                    _ => return None,
                 };
+                let text = std::fs::read_to_string(&path).ok()?;
+                Some((path, request, text))
+            })
+            .collect()
+    }
+
+    /// spargebra's error for `text`, described; `None` when it parses.
+    fn error_of(text: &str, request: Request) -> Option<String> {
+        let parser = SparqlParser::new();
+        let error = match request {
+            Request::Query => parser.parse_query(text).err()?.to_string(),
+            Request::Update => parser.parse_update(text).err()?.to_string(),
+        };
+        Some(describe(text, &error, request))
+    }
+
+    /// The suite's valid requests with a stray `}` after them: nothing in
+    /// them may be blamed (a keyword missing from our lists, a `<` taken for
+    /// an IRI), so the message points at the `}`, on the last line.
+    #[test]
+    fn nothing_in_the_w3c_suites_valid_requests_is_blamed() {
+        let requests = suite_requests();
+        let mut checked = 0;
+        for (path, request, text) in &requests {
+            if let Some(e) = error_of(text, *request) {
+                // The suite's bad requests: one line, whatever it says.
                 assert!(!e.contains('\n'), "{}: {e}", path.display());
                 continue;
             }
             let broken = format!("{text}\n}}");
-            let e = match request {
-                Request::Query => query_error(&broken),
-                Request::Update => update_error(&broken),
-            };
+            let e = error_of(&broken, *request).expect("a stray } is refused");
             let last_line = broken.split('\n').count();
             assert!(e.starts_with(&format!("error at {last_line}:")), "{}: {e}", path.display());
             checked += 1;
         }
-        assert!(checked > 300, "only {checked} valid requests under {}", root.display());
+        assert!(requests.is_empty() || checked > 300, "only {checked} valid requests");
+    }
+
+    /// The suites' requests with a character dropped, doubled or replaced by
+    /// one that opens or closes something, at places a fixed generator
+    /// picks: whatever the damage, one line and no panic (the tokenizer
+    /// slices the text at character boundaries it finds itself).
+    #[test]
+    fn damaged_requests_get_one_line_and_no_panic() {
+        let requests = suite_requests();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: usize| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize % n.max(1)
+        };
+        let mut damaged = 0;
+        for (path, request, text) in &requests {
+            let chars: Vec<char> = text.chars().collect();
+            for _ in 0..8 {
+                let mut c = chars.clone();
+                let at = next(c.len());
+                match next(3) {
+                    0 if !c.is_empty() => {
+                        c.remove(at);
+                    }
+                    1 if !c.is_empty() => c.insert(at, c[at]),
+                    _ => c.insert(at, ['"', '\'', '<', '{', '}', '(', ')', '@', ';', ','][next(10)]),
+                }
+                let broken: String = c.into_iter().collect();
+                if let Some(e) = error_of(&broken, *request) {
+                    assert!(!e.contains('\n') && !e.is_empty(), "{}: {e}", path.display());
+                    damaged += 1;
+                }
+            }
+        }
+        assert!(requests.is_empty() || damaged > 1000, "only {damaged} damaged requests were refused");
     }
 
     #[test]
