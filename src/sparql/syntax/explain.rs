@@ -148,14 +148,7 @@ fn closer(opener: &Token) -> char {
 /// The first word after the prologue (`BASE <…>`, `PREFIX p: <…>`).
 fn form(scan: &Scan, request: Request) -> Option<Finding> {
     let tokens = &scan.tokens;
-    let mut i = 0;
-    while let Some(t) = tokens.get(i) {
-        match () {
-            _ if t.is_word("BASE") => i += 2,
-            _ if t.is_word("PREFIX") => i += 3,
-            _ => break,
-        }
-    }
+    let i = after_prologue(tokens);
     let (own, other, their, other_name) = match request {
         Request::Query => (&QUERY_FORMS[..], &UPDATE_OPERATIONS[..], "a query", "an update"),
         Request::Update => (&UPDATE_OPERATIONS[..], &QUERY_FORMS[..], "an update", "a query"),
@@ -174,15 +167,26 @@ fn form(scan: &Scan, request: Request) -> Option<Finding> {
         format!("`{}` begins {other_name}, not {their}", t.text)
     } else {
         let expected = match request {
-            Request::Query => "SELECT, CONSTRUCT, DESCRIBE or ASK".to_string(),
-            Request::Update => {
-                "INSERT, DELETE, WITH, LOAD, CLEAR, DROP, CREATE, ADD, MOVE or COPY".to_string()
-            }
+            Request::Query => "SELECT, CONSTRUCT, DESCRIBE or ASK",
+            Request::Update => "INSERT, DELETE, WITH, LOAD, CLEAR, DROP, CREATE, ADD, MOVE or COPY",
         };
         let hint = suggestion(t.text, own).map(|s| format!(" (did you mean {s}?)")).unwrap_or_default();
         format!("{their} begins with {expected} (after any PREFIX and BASE), not `{}`{hint}", t.text)
     };
     Some(Finding { detected: t.at, at: t.at, message })
+}
+
+/// The index of the first token after the prologue: `BASE <…>` and
+/// `PREFIX p: <…>`, as many as there are.
+fn after_prologue(tokens: &[Token]) -> usize {
+    let mut i = 0;
+    loop {
+        match tokens.get(i) {
+            Some(t) if t.is_word("BASE") => i += 2,
+            Some(t) if t.is_word("PREFIX") => i += 3,
+            _ => return i,
+        }
+    }
 }
 
 /// Between SELECT and the first `{`, FROM or WHERE: no commas, and
@@ -335,10 +339,7 @@ fn operation_end(tokens: &[Token], start: usize) -> usize {
 
 /// One operation's tokens; `after` is where the next one (or the text) begins.
 fn operation(op: &[Token], after: Pos) -> Option<Finding> {
-    let mut i = 0;
-    while op.get(i).is_some_and(|t| t.is_word("BASE") || t.is_word("PREFIX")) {
-        i += if op[i].is_word("BASE") { 2 } else { 3 };
-    }
+    let i = after_prologue(op);
     let head = op.get(i)?;
     let next = op.get(i + 1);
     if (head.is_word("CLEAR") || head.is_word("DROP")) && next.is_some_and(|n| n.kind == Kind::Iri) {
