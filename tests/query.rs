@@ -285,6 +285,14 @@ fn queries_as_arguments_and_dash_for_stdin() {
         let expected = if dash.len() == 1 { "?n\n4\nfalse\n" } else { "false\n?n\n4\n" };
         assert_eq!(String::from_utf8_lossy(&o.stdout), expected, "{dash:?}");
     }
+    // A file name where the query goes: a usage error that says -f.
+    let file = dir.path().join("report.rq");
+    std::fs::write(&file, "ASK {}").unwrap();
+    let o = bin().arg("query").arg(&s).arg(&file).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is a file, not SPARQL: to run what it holds, use -f"), "{err}");
+    assert!(o.stdout.is_empty());
 }
 
 /// Patterns outside GRAPH over a store whose quads are all in named graphs:

@@ -19,7 +19,7 @@ pub mod update;
 pub mod versions;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::exit::{Classify, ExitClass};
@@ -129,6 +129,19 @@ pub fn parse_offset(s: &str) -> Result<u64, String> {
         None => s.parse(),
     };
     r.map_err(|e| format!("{s:?} is not a byte offset (decimal or 0x-hex): {e}"))
+}
+
+/// Refuses a request argument that is the name of a file (`query STORE
+/// report.rq`): it would fail as SPARQL, with a message about the text
+/// `report.rq`, when the person meant `-f report.rq`.
+pub fn not_a_file_name(texts: &[String]) -> anyhow::Result<()> {
+    let file = texts
+        .iter()
+        .find(|t| !t.contains(char::is_whitespace) && t.as_str() != "-" && Path::new(t).is_file());
+    match file {
+        Some(f) => anyhow::bail!("{f:?} is a file, not SPARQL: to run what it holds, use -f {f}"),
+        None => Ok(()),
+    }
 }
 
 /// The texts of the inline requests (positional, then `-e`), then of `-f`

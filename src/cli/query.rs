@@ -61,6 +61,7 @@ pub struct QueryArgs {
 
 /// Runs the command; once per process (the folded logs are freed by the exit).
 pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
+    super::not_a_file_name(&args.texts)?;
     let texts = super::request_texts(&[&args.texts[..], &args.queries[..]].concat(), &args.files, "query")?;
     let chunks = open_chunks(&args.target, args.memory_limit)?;
     let parts: Vec<View> = chunks.iter().map(|c| View::new(&c.store, &c.overlay, &c.cache)).collect();

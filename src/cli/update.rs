@@ -33,6 +33,7 @@ pub struct UpdateArgs {
 
 /// Runs the command; once per process (its folded log is freed by the exit).
 pub fn run(args: &UpdateArgs, out: &mut impl Write) -> Result<ExitCode> {
+    super::not_a_file_name(&args.texts)?;
     let texts = super::request_texts(&[&args.texts[..], &args.requests[..]].concat(), &args.files, "update")?;
     let mut updater = Updater::open(&args.target, args.wait.map(Duration::from_secs_f64))?;
     let w = updater.writer();
