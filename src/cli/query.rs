@@ -72,6 +72,7 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
         timeout: args.timeout.map(Duration::from_secs_f64),
         explain: args.explain,
         no_shortcuts: args.no_shortcuts,
+        hints: true,
         ..QueryOptions::default()
     };
     for (i, text) in texts.iter().enumerate() {

@@ -55,6 +55,9 @@ pub struct QueryOptions {
     /// also set, a cancelled query reports [`QueryError::Timeout`]. Without
     /// it, `timeout` starts a timer thread of its own.
     pub cancel: Option<CancellationToken>,
+    /// Decide [`QuerySummary::empty_default_graph`] (for `query`, which says
+    /// it; the endpoint has nowhere to, so it does not pay for it).
+    pub hints: bool,
 }
 
 #[derive(Debug)]
@@ -173,7 +176,8 @@ pub fn run_parsed(
 ) -> Result<QuerySummary, QueryError> {
     let explain = RefCell::new(Explain::default());
     let union_default_graph = opts.union_default_graph && query.dataset().is_none();
-    let empty_default_graph = super::hints::reads_an_empty_default_graph(query, parts, union_default_graph);
+    let empty_default_graph =
+        opts.hints && super::hints::reads_an_empty_default_graph(query, parts, union_default_graph);
     let dataset = StoreDataset::of(parts.to_vec(), &explain).with_union_default_graph(union_default_graph);
     if let Some(results) = shortcut(query, &dataset, opts)? {
         let evaluation = |e: spareval::QueryEvaluationError| QueryError::Evaluation(e.to_string());
