@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::server::{curl, Reply, Server};
+use common::server::{count_at, curl, write_until_refused, Reply, Server};
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
@@ -14,13 +14,6 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cottas-tui");
-
-/// The number a `SELECT (COUNT(*) AS ?n)` query answers at `url`.
-fn count_at(url: &str, query: &str) -> u64 {
-    let r = curl(&["-H", "Accept: text/csv", "--data-urlencode", &format!("query={query}"), url]);
-    assert_eq!(r.status, 200, "{}", r.body);
-    r.body.lines().nth(1).unwrap().trim().parse().unwrap()
-}
 
 /// Every quad of the store, in every graph.
 fn count(server: &Server) -> u64 {
@@ -100,9 +93,9 @@ fn bad_requests_get_the_right_status_and_say_why() {
     let r = curl(&["--data-urlencode", "query=SELECT * WHERE { ?s ?p }", &server.url("/query")]);
     assert_eq!(r.status, 400);
     assert!(r.body.contains("1:25"), "the message names line:column: {}", r.body);
-    let r = curl(&["--data", "query=%zz", &server.url("/query")]);
+    let r = curl(&["--data", "query=ASK%7B%7D%C3", &server.url("/query")]);
     assert_eq!(r.status, 400);
-    assert!(r.body.contains("byte 6"), "{}", r.body);
+    assert!(r.body.contains("not UTF-8") && r.body.contains("byte 11"), "{}", r.body);
     let r = curl(&["-H", "Content-Type: text/plain", "--data", "ASK {}", &server.url("/query")]);
     assert_eq!(r.status, 415);
     let utf16 = "Content-Type: application/sparql-query; charset=UTF-16";
@@ -345,7 +338,7 @@ fn max_rows_cuts_and_says_so() {
     let server = Server::start(&store, &["--max-rows", "3", "--union-default-graph"]);
     let all = "query=SELECT * { ?s ?p ?o }";
     let r = curl(&["-H", "Accept: text/csv", "--data-urlencode", all, &server.url("/query")]);
-    assert_eq!(r.status, 206);
+    assert_eq!(r.status, 200, "a cut result is a 200 (206 answers Range requests)");
     assert_eq!(r.header("cottas-truncated"), Some("max-rows=3"));
     assert_eq!(r.body.lines().count(), 4, "a header line and three rows: {}", r.body);
     let r = curl(&[
@@ -357,6 +350,8 @@ fn max_rows_cuts_and_says_so() {
     ]);
     assert_eq!(r.status, 200, "exactly N rows is not a cut");
     assert_eq!(r.header("cottas-truncated"), None);
+    let description = curl(&[&server.url("/query")]);
+    assert!(description.body.contains("Cottas-Truncated: max-rows=3"), "{}", description.body);
 }
 
 #[test]
@@ -428,7 +423,7 @@ fn hostile_requests_are_bounded() {
     // A declared length of 1 GB is refused before a byte of it arrives.
     let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "POST /update HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-update\r\nContent-Length: 1000000000\r\n\r\n").unwrap();
+    write!(s, "POST /update HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/sparql-update\r\nContent-Length: 1000000000\r\n\r\n").unwrap();
     let mut head = [0u8; 12];
     s.read_exact(&mut head).unwrap();
     assert_eq!(&head, b"HTTP/1.1 413");
@@ -453,7 +448,7 @@ fn hostile_requests_are_bounded() {
     let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let body = b"ASK { \"\xff\xfe\" }";
-    write!(s, "POST /query HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/sparql-query\r\nContent-Length: {}\r\n\r\n", body.len()).unwrap();
+    write!(s, "POST /query HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/sparql-query\r\nContent-Length: {}\r\n\r\n", body.len()).unwrap();
     s.write_all(body).unwrap();
     let mut answer = Vec::new();
     let _ = s.read_to_end(&mut answer);
@@ -501,20 +496,21 @@ fn a_large_result_streams_and_sigterm_exits_cleanly() {
     let query = "SELECT%20*%20%7B%20%3Fs%20%3Fp%20%3Fo%20%7D";
     write!(
         s.get_mut(),
-        "GET /query?query={query} HTTP/1.0\r\nHost: x\r\nAccept: text/tab-separated-values\r\n\r\n"
+        "GET /query?query={query} HTTP/1.0\r\nHost: localhost\r\nAccept: text/tab-separated-values\r\n\r\n"
     )
     .unwrap();
     let answer = until_closed(&mut s);
     let (head, body) = answer.split_once("\r\n\r\n").unwrap();
     assert!(
-        head.starts_with("HTTP/1.1 200") && !head.to_ascii_lowercase().contains("transfer-encoding"),
+        head.starts_with("HTTP/1.0 200") && !head.to_ascii_lowercase().contains("transfer-encoding"),
         "{head}"
     );
     assert_eq!(body.lines().count(), 40_001);
     // An HTTP/1.1 client gets it in chunks and keeps the connection.
     let mut s = connect(&server);
-    let get =
-        format!("GET /query?query={query} HTTP/1.1\r\nHost: x\r\nAccept: text/tab-separated-values\r\n\r\n");
+    let get = format!(
+        "GET /query?query={query} HTTP/1.1\r\nHost: localhost\r\nAccept: text/tab-separated-values\r\n\r\n"
+    );
     for _ in 0..2 {
         s.get_mut().write_all(get.as_bytes()).unwrap();
         let (status, head, body) = read_response(&mut s);
@@ -534,7 +530,7 @@ fn sigterm_refuses_new_connections_and_lets_a_request_in_flight_finish() {
     // server is still writing while this client has read only the head.
     let query = "SELECT * { ?s ?p ?o . ?a ?b ?c }".replace(' ', "%20").replace('?', "%3F");
     let mut slow = connect(&server);
-    write!(slow.get_mut(), "GET /query?query={query} HTTP/1.1\r\nHost: x\r\nAccept: text/tab-separated-values\r\nConnection: close\r\n\r\n").unwrap();
+    write!(slow.get_mut(), "GET /query?query={query} HTTP/1.1\r\nHost: localhost\r\nAccept: text/tab-separated-values\r\nConnection: close\r\n\r\n").unwrap();
     let mut head = [0u8; 12];
     slow.read_exact(&mut head).unwrap();
     assert_eq!(&head, b"HTTP/1.1 200");
@@ -552,26 +548,6 @@ fn sigterm_refuses_new_connections_and_lets_a_request_in_flight_finish() {
     );
     assert!(rest.matches('\n').count() > 250_000, "every row arrived");
     assert_eq!(server.child.wait().unwrap().code(), Some(0));
-}
-
-/// Commits one quad per request (`<k_i> <w> i`) until a request is not
-/// answered 204; returns how many were.
-fn write_until_refused(port: u16, first: u64) -> u64 {
-    let url = format!("http://127.0.0.1:{port}/update");
-    let mut answered = 0;
-    loop {
-        let i = first + answered;
-        let text = insert_text(i);
-        let out = Command::new("curl")
-            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10"])
-            .args(["-H", "Content-Type: application/sparql-update", "--data-binary", &text, &url])
-            .output()
-            .unwrap();
-        if out.stdout != b"204" || answered >= 100_000 {
-            return answered;
-        }
-        answered += 1;
-    }
 }
 
 const WRITTEN: &str = "SELECT (COUNT(*) AS ?n) { ?s <http://ex.org/w> ?o }";
@@ -604,7 +580,9 @@ fn every_answered_update_survives_kill_dash_nine_in_the_middle_of_writing() {
             "round {round}: {before} after {committed} answered"
         );
         let port = server.port;
-        let writer = std::thread::spawn(move || write_until_refused(port, before + 1_000_000 * (round + 1)));
+        let writer = std::thread::spawn(move || {
+            write_until_refused(port, before + 1_000_000 * (round + 1), insert_text).len() as u64
+        });
         std::thread::sleep(Duration::from_millis(100 + rng.next() % 400));
         drop(server); // SIGKILL, whatever it was doing
         committed = before + writer.join().unwrap();
@@ -796,7 +774,7 @@ fn direct_graph_paths_name_graphs_by_the_endpoint_url() {
     let cut = ["-H", "Content-Type: multipart/form-data; boundary=XyZ", "--data-binary", "--XyZ\r\n\r\nx"];
     let r = curl(&cut.iter().copied().chain([direct.as_str()]).collect::<Vec<_>>());
     assert_eq!(r.status, 400, "{}", r.body);
-    assert!(r.body.contains("byte 7"), "{}", r.body);
+    assert!(r.body.contains("multipart/form-data body") && r.body.contains("incomplete"), "{}", r.body);
     let both = server.url("/store/people/alice?default");
     assert_eq!(curl(&[&both]).status, 400);
     assert_eq!(curl(&["-X", "DELETE", &direct]).status, 204);
@@ -1149,7 +1127,7 @@ fn connections_frame_requests_as_http_1_1_says() {
     let mut s = connect(&server);
     let get = |q: &str| {
         format!(
-            "GET /query?query={} HTTP/1.1\r\nHost: x\r\nAccept: text/csv\r\n\r\n",
+            "GET /query?query={} HTTP/1.1\r\nHost: localhost\r\nAccept: text/csv\r\n\r\n",
             q.replace(' ', "%20").replace('<', "%3C").replace('>', "%3E")
         )
     };
@@ -1164,7 +1142,7 @@ fn connections_frame_requests_as_http_1_1_says() {
 
     // A chunked body, with an extension and a trailer, on the same connection.
     let chunked = format!(
-        "POST /query HTTP/1.1\r\nHost: x\r\nAccept: text/csv\r\nContent-Type: application/sparql-query\r\n\
+        "POST /query HTTP/1.1\r\nHost: localhost\r\nAccept: text/csv\r\nContent-Type: application/sparql-query\r\n\
          Transfer-Encoding: chunked\r\n\r\n5;ext=1\r\nASK {{\r\n{:x}\r\n{}\r\n0\r\nX-Trailer: t\r\n\r\n",
         ask.len() - 5,
         &ask[5..]
@@ -1175,7 +1153,7 @@ fn connections_frame_requests_as_http_1_1_says() {
 
     // `Expect: 100-continue`: the interim answer comes before the body is sent.
     let post = format!(
-        "POST /query HTTP/1.1\r\nHost: x\r\nAccept: text/csv\r\nContent-Type: application/sparql-query\r\n\
+        "POST /query HTTP/1.1\r\nHost: localhost\r\nAccept: text/csv\r\nContent-Type: application/sparql-query\r\n\
          Expect: 100-continue\r\nContent-Length: {}\r\n\r\n",
         ask.len()
     );
@@ -1190,7 +1168,7 @@ fn connections_frame_requests_as_http_1_1_says() {
     // ... and none when the head alone is refused (a read-only server's
     // update): the client never sends the body, and the connection closes.
     s.get_mut()
-        .write_all(b"POST /update HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-update\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n")
+        .write_all(b"POST /update HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/sparql-update\r\nExpect: 100-continue\r\nContent-Length: 10\r\n\r\n")
         .unwrap();
     let (status, head, _) = read_response(&mut s);
     assert_eq!(status, 403, "{head}");
@@ -1199,7 +1177,7 @@ fn connections_frame_requests_as_http_1_1_says() {
 
     // HEAD: the head of GET, with its length, and no body.
     let mut s = connect(&server);
-    s.get_mut().write_all(b"HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    s.get_mut().write_all(b"HEAD /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
     let rest = until_closed(&mut s);
     let (head, body) = rest.split_once("\r\n\r\n").unwrap();
     assert!(head.starts_with("HTTP/1.1 200") && head.contains("content-length: "), "{head}");
@@ -1207,18 +1185,19 @@ fn connections_frame_requests_as_http_1_1_says() {
 
     // HTTP/1.0: one exchange, then the server closes.
     let mut s = connect(&server);
-    s.get_mut().write_all(b"GET /health HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
-    assert!(until_closed(&mut s).starts_with("HTTP/1.1 200"));
+    s.get_mut().write_all(b"GET /health HTTP/1.0\r\nHost: localhost\r\n\r\n").unwrap();
+    assert!(until_closed(&mut s).starts_with("HTTP/1.0 200"));
 
     // Refused framings, each answered and the connection closed.
     for (request, status) in [
-        ("POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", "400"),
-        ("POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", "400"),
-        ("POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: -3\r\n\r\n", "400"),
-        ("POST /query HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "501"),
+        // Both framings: hyper reads the chunks, answers, and closes.
+        ("POST /query HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "415"),
+        ("POST /query HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", "400"),
+        ("POST /query HTTP/1.1\r\nHost: localhost\r\nContent-Length: -3\r\n\r\n", "400"),
+        ("POST /query HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", "501"),
         ("GET /health HTTP/1.1\r\n\r\n", "400"),
-        ("GET /health HTTP/1.1\r\nHost: x\r\nExpect: the-unexpected\r\n\r\n", "417"),
-        ("GET /health HTTP/2.0\r\nHost: x\r\n\r\n", "505"),
+        ("GET /health HTTP/1.1\r\nHost: localhost\r\nExpect: the-unexpected\r\n\r\n", "417"),
+        ("GET /health HTTP/2.0\r\nHost: localhost\r\n\r\n", "400"),
     ] {
         let mut s = connect(&server);
         s.get_mut().write_all(request.as_bytes()).unwrap();
@@ -1228,31 +1207,10 @@ fn connections_frame_requests_as_http_1_1_says() {
     // A chunk size that is not hex is the body's error (400), and closes.
     let mut s = connect(&server);
     s.get_mut()
-        .write_all(b"POST /query HTTP/1.1\r\nHost: x\r\nContent-Type: application/sparql-query\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+        .write_all(b"POST /query HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/sparql-query\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
         .unwrap();
     let answer = until_closed(&mut s);
     assert!(answer.starts_with("HTTP/1.1 400") && answer.contains("chunk size"), "{answer}");
-}
-
-#[test]
-fn connections_past_the_thread_cap_wait_for_a_free_thread() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = common::sample_store(dir.path());
-    let server = Server::start(&store, &["--threads", "1"]);
-    // The only connection thread is held by an idle keep-alive connection.
-    let mut first = connect(&server);
-    first.get_mut().write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-    assert_eq!(read_response(&mut first).0, 200);
-    let mut second = connect(&server);
-    second.get_mut().set_read_timeout(Some(Duration::from_millis(300))).unwrap();
-    second.get_mut().write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-    let mut byte = [0u8; 1];
-    let waiting = second.get_mut().read(&mut byte);
-    assert!(waiting.is_err(), "the second connection was served while the only thread was busy");
-    // Once the first closes, the second is served.
-    drop(first);
-    second.get_mut().set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    assert!(until_closed(&mut second).starts_with("HTTP/1.1 200"));
 }
 
 /// A server whose stderr reader went away (a supervisor's pipe closed, `2>&1

@@ -138,19 +138,19 @@ pub fn parse_body(body: &[u8], media: &str, target: &Target, base: &str) -> Resu
 /// A write's body, split once: one document of the request's media type,
 /// or with `multipart/form-data` its parts, each of its own type (as an HTML
 /// form with several file inputs uploads them).
-pub struct Upload<'a> {
-    body: &'a [u8],
+pub struct Upload {
+    body: bytes::Bytes,
     media: String,
-    parts: Option<Vec<multipart::Part<'a>>>,
+    parts: Option<Vec<multipart::Part>>,
 }
 
-impl<'a> Upload<'a> {
-    pub fn split(body: &'a [u8], content_type: &str) -> Result<Upload<'a>, Refused> {
+impl Upload {
+    pub fn split(body: bytes::Bytes, content_type: &str) -> Result<Upload, Refused> {
         let media = media_type(content_type);
         let parts = if media == "multipart/form-data" {
-            let bad = |m: String| Refused::bad(format!("the multipart/form-data body: {m}"));
-            let boundary = multipart::boundary(content_type).map_err(bad)?;
-            Some(multipart::parts(body, &boundary).map_err(bad)?)
+            let bad =
+                |m: String| Refused::bad(format!("the multipart/form-data body ({} bytes): {m}", body.len()));
+            Some(multipart::parts(body.clone(), content_type).map_err(bad)?)
         } else {
             None
         };
@@ -169,11 +169,11 @@ impl<'a> Upload<'a> {
     /// Its statements, each document parsed as its type says.
     pub fn parse(&self, target: &Target, base: &str) -> Result<Vec<Quad>, Refused> {
         let Some(parts) = &self.parts else {
-            return parse_body(self.body, &self.media, target, base);
+            return parse_body(&self.body, &self.media, target, base);
         };
         let mut quads = Vec::new();
         for part in parts {
-            let parsed = parse_body(part.body, &part.media, target, base)
+            let parsed = parse_body(&part.body, &part.media, target, base)
                 .map_err(|r| r.reworded(|m| format!("multipart part {:?}: {m}", part.name)))?;
             quads.extend(parsed);
         }

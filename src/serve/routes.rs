@@ -1,28 +1,29 @@
 //! Requests to responses: routing, the protocol's parameters, and status
 //! codes. Evaluation happens in `stream` (queries) and `sparql::update`.
+//! The request arrives here with its body read and its head checked
+//! ([`super::http`]); everything here runs on a blocking worker.
 
-use std::io::Read;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use oxhttp::model::header::{
+use bytes::Bytes;
+use http::header::{
     ACCEPT, ACCESS_CONTROL_ALLOW_HEADERS, ACCESS_CONTROL_ALLOW_METHODS, ACCESS_CONTROL_ALLOW_ORIGIN, ALLOW,
-    AUTHORIZATION, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, ORIGIN, RETRY_AFTER, VARY,
-    WWW_AUTHENTICATE,
+    AUTHORIZATION, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, RETRY_AFTER, VARY, WWW_AUTHENTICATE,
 };
-use oxhttp::model::{Body, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use oxrdf::NamedNode;
 use spareval::CancellationToken;
 use spargebra::algebra::QueryDataset;
 use spargebra::{GraphUpdateOperation, Query, SparqlParser, Update};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::deadlines::Deadlines;
 use super::graph_store::{delete_update, graph_exists, write_update, Target, Upload};
 use super::load::{self, LoadRefusal};
 use super::negotiate::{choose, Offer};
 use super::stream::{self, Message, PieceWriter, Start, StreamBody};
-use super::workers::{Stack, Workers};
-use super::{form, Config, InFlight, InFlightGuard};
+use super::{form, guard, Body, Config};
 use crate::sparql::limits::{self, Refusal};
 use crate::sparql::run::{run_parsed, OutputFormat, QueryError, QueryOptions, QuerySummary};
 use crate::sparql::update::{Suspended, UpdateError, Updater};
@@ -46,20 +47,41 @@ const GRAPH_FORMATS: &[Offer<OutputFormat>] = &[
     ("text/plain", OutputFormat::NTriples),
 ];
 
-/// A response not yet sent, or a result to stream.
-enum Reply {
+/// A response not yet sent, a result to stream, or a worker's output
+/// whose status is not known yet.
+pub(super) enum Reply {
     Whole(Response<Body>, Option<usize>),
-    Stream { content_type: &'static str, first: Vec<u8>, rx: std::sync::mpsc::Receiver<Message> },
+    Stream {
+        content_type: &'static str,
+        first: Vec<u8>,
+        rx: tokio::sync::mpsc::Receiver<Message>,
+    },
+    /// A worker is evaluating: its first pieces choose the status
+    /// (`stream::start`, awaited by the connection, not on a thread).
+    Pending {
+        rx: tokio::sync::mpsc::Receiver<Message>,
+        hold_all: bool,
+    },
 }
 
 type Step<T> = Result<T, Refused>;
 
+type Request_ = Request<Bytes>;
+
+/// The worker slot a request holds (`--max-queries`); a query streamed
+/// from a worker of its own takes it along.
+#[derive(Clone)]
+struct Slot(Arc<Mutex<Option<OwnedSemaphorePermit>>>);
+
+fn take_slot(req: &Request_) -> Option<OwnedSemaphorePermit> {
+    req.extensions().get::<Slot>().and_then(|s| super::lock(&s.0).take())
+}
+
 pub struct Endpoint {
     config: Config,
-    workers: Workers,
+    gate: Arc<Semaphore>,
     snapshots: Arc<Snapshots>,
     deadlines: Deadlines,
-    in_flight: Arc<InFlight>,
     turns: Arc<WriterTurns>,
 }
 
@@ -70,48 +92,84 @@ impl Endpoint {
         snapshots.current()?;
         Ok(Endpoint {
             deadlines: Deadlines::start()?,
-            workers: Workers::new(config.connections, Stack::Request, "query"),
+            gate: Arc::new(Semaphore::new(config.limits.workers.max(1))),
             snapshots: Arc::new(snapshots),
-            in_flight: Default::default(),
             turns: Default::default(),
             config,
         })
     }
 
-    /// Stops answering (503) and waits up to `bound` for requests in progress.
-    pub fn drain(&self, bound: Duration) {
-        self.in_flight.draining.store(true, std::sync::atomic::Ordering::SeqCst);
-        if !self.in_flight.wait_idle(bound) {
-            crate::eprint_line!(
-                "cottas-tui: stopping with requests still running after {:.0} s",
-                bound.as_secs_f64()
-            );
-        }
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
-    pub fn handle(&self, req: &mut Request<Body>) -> Response<Body> {
-        let finish = Finish {
-            _guard: self.in_flight.enter(),
-            method: req.method().to_string(),
-            path: req.uri().path().to_owned(),
-            started: Instant::now(),
-            quiet: self.config.quiet,
+    /// The `--max-queries` worker slots.
+    pub(super) fn gate(&self) -> &Arc<Semaphore> {
+        &self.gate
+    }
+
+    /// The refusals a request's head decides, before its body is read:
+    /// `Host` (421), a write's origin (403), a write to a read-only server
+    /// (403) or without the token (401), a declared body over `--max-body`
+    /// (413), ambiguous framing (400, 501), an unknown `Expect` (417). The
+    /// connection of a refused request is closed.
+    pub(super) fn refusal_on_head(
+        &self,
+        head: &http::request::Parts,
+        local: &std::net::SocketAddr,
+    ) -> Option<Refused> {
+        let c = &self.config;
+        let checked = guard::check_host(&head.headers, head.version, &c.bind, local, &c.allow_hosts)
+            .and_then(|()| guard::check_framing(&head.headers))
+            .and_then(|()| match guard::is_write(&head.method, head.uri.path()) {
+                true => guard::check_write_origin(&head.headers, &c.cors),
+                false => Ok(()),
+            });
+        let refused = match checked {
+            Err((status, message)) => Some(Refused::new(status, message)),
+            Ok(()) if guard::is_write(&head.method, head.uri.path()) => {
+                self.refuse_read_only().err().or_else(|| self.authorize(&head.headers).err())
+            }
+            Ok(()) => None,
         };
-        let reply = if self.in_flight.draining.load(std::sync::atomic::Ordering::SeqCst) {
-            let mut r = text(StatusCode::SERVICE_UNAVAILABLE, "the server is shutting down");
-            r.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-            Reply::Whole(r, None)
-        } else {
-            // A panic is a bug of ours; it costs this request (500), never
-            // the connection thread or the server.
-            let routed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.route(req)));
-            routed.unwrap_or_else(|_| {
-                let r =
-                    Refused::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error (logged by the server)");
-                Reply::Whole(r.response(), None)
+        let limit = c.limits.max_body;
+        let too_large = declared_length(&head.headers).is_some_and(|n| n > limit as u64);
+        let refused = refused.or_else(|| {
+            too_large.then(|| {
+                Refused::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("the request body is larger than --max-body ({limit} bytes)"),
+                )
             })
+        })?;
+        // What is left of the request is not read: the connection closes.
+        Some(refused.with(CONNECTION, "close"))
+    }
+
+    /// Routes a request whose head passed and whose body is read, holding
+    /// `slot` (a query streamed by a worker of its own takes it along).
+    pub(super) fn handle(&self, mut req: Request_, slot: OwnedSemaphorePermit) -> Reply {
+        req.extensions_mut().insert(Slot(Arc::new(Mutex::new(Some(slot)))));
+        // A panic is a bug of ours; it costs this request (500), never
+        // the worker or the server.
+        let routed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.route(&req)));
+        routed.unwrap_or_else(|_| {
+            Refused::new(StatusCode::INTERNAL_SERVER_ERROR, "internal error (logged by the server)").reply()
+        })
+    }
+
+    /// The response for `reply`: a worker's output is awaited here (as a
+    /// task) until its status is known. `finish` logs the request when the
+    /// response is built, or for a stream when it ends.
+    pub(super) async fn respond_with(&self, reply: Reply, finish: Finish) -> Response<Body> {
+        let reply = match reply {
+            Reply::Pending { rx, hold_all } => {
+                let start = stream::start(rx, hold_all, self.patience()).await;
+                self.reply_from(start).unwrap_or_else(Refused::reply)
+            }
+            other => other,
         };
-        let mut response = match reply {
+        match reply {
             Reply::Whole(response, rows) => {
                 finish.log(response.status(), rows, "");
                 response
@@ -122,15 +180,14 @@ impl Endpoint {
                 });
                 let body = StreamBody::new(first, rx, self.patience(), on_end);
                 with_type(Response::builder().status(StatusCode::OK), content_type)
-                    .body(Body::from_read(body))
+                    .body(Body::Stream(Box::new(body)))
                     .unwrap()
             }
-        };
-        self.add_cors(req, &mut response);
-        response
+            Reply::Pending { .. } => unreachable!("settled above"),
+        }
     }
 
-    fn route(&self, req: &mut Request<Body>) -> Reply {
+    fn route(&self, req: &Request_) -> Reply {
         if req.method() == Method::OPTIONS {
             return Reply::Whole(self.preflight(req), None);
         }
@@ -147,7 +204,7 @@ impl Endpoint {
                 "no such route: the endpoint has /query, /update, /store, /health and /",
             )),
         };
-        result.unwrap_or_else(|r| Reply::Whole(r.response(), None))
+        result.unwrap_or_else(Refused::reply)
     }
 
     fn health(&self) -> Step<Reply> {
@@ -167,14 +224,14 @@ impl Endpoint {
         self.snapshots.current().map_err(Refused::store)
     }
 
-    /// How long the connection thread waits for the worker's next piece.
+    /// How long the connection waits for the worker's next piece.
     fn patience(&self) -> Duration {
         self.config.timeout.map_or(Duration::from_secs(24 * 3600), |t| t + Duration::from_secs(2))
     }
 
     // ---- /query -------------------------------------------------------
 
-    fn query(&self, req: &mut Request<Body>) -> Step<Reply> {
+    fn query(&self, req: &Request_) -> Step<Reply> {
         let url = url_params(req)?;
         let (text, params) = match *req.method() {
             Method::GET => (single(&url, "query")?, url),
@@ -206,18 +263,21 @@ impl Endpoint {
             max_rows: self.config.max_rows,
             union_default_graph: self.config.union_default_graph,
         };
-        self.run_query(job)
+        self.run_query(job, take_slot(req))
     }
 
-    fn run_query(&self, job: QueryJob) -> Step<Reply> {
+    /// A small query is answered here; any other goes to a worker of its
+    /// own, which keeps `slot` while it streams.
+    fn run_query(&self, job: QueryJob, slot: Option<OwnedSemaphorePermit>) -> Step<Reply> {
         if let Some(start) = job.run_inline() {
             return self.reply_from(start);
         }
         let (tx, rx) = stream::channel();
-        self.workers.run(move || job.run(tx)).map_err(|e| {
-            Refused::new(StatusCode::SERVICE_UNAVAILABLE, format!("no thread for the query: {e}"))
-        })?;
-        self.reply_from(stream::start(rx, self.config.max_rows.is_some(), self.patience()))
+        tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            job.run(tx)
+        });
+        Ok(Reply::Pending { rx, hold_all: self.config.max_rows.is_some() })
     }
 
     /// The reply for what the worker produced before the status was due.
@@ -226,13 +286,13 @@ impl Endpoint {
             Start::Whole { content_type, body, summary } => {
                 let mut builder = Response::builder().status(StatusCode::OK);
                 if summary.truncated {
+                    // 200, not 206: Partial Content answers Range requests,
+                    // and a cache would take it for a fragment of a body.
                     let rows = self.config.max_rows.unwrap_or_default();
-                    builder = builder
-                        .status(StatusCode::PARTIAL_CONTENT)
-                        .header("Cottas-Truncated", format!("max-rows={rows}"));
+                    builder = builder.header("Cottas-Truncated", format!("max-rows={rows}"));
                 }
                 Ok(Reply::Whole(
-                    with_type(builder, content_type).body(Body::from(body)).unwrap(),
+                    with_type(builder, content_type).body(Body::whole(body)).unwrap(),
                     Some(summary.rows),
                 ))
             }
@@ -247,14 +307,33 @@ impl Endpoint {
         }
     }
 
+    /// A reply whose status must be known on this worker (a HEAD request's).
+    fn settled(&self, reply: Reply) -> Step<Reply> {
+        match reply {
+            Reply::Pending { rx, hold_all } => {
+                let start =
+                    tokio::runtime::Handle::current().block_on(stream::start(rx, hold_all, self.patience()));
+                self.reply_from(start)
+            }
+            other => Ok(other),
+        }
+    }
+
     fn service_description(&self) -> Response<Body> {
         let update = if self.config.write { " , sd:SPARQL11Update" } else { "" };
         let union =
             if self.config.union_default_graph { "\n  sd:feature sd:UnionDefaultGraph ;" } else { "" };
+        let cut = match self.config.max_rows {
+            Some(n) => format!(
+                "\n  rdfs:comment \"Results are cut after {n} rows; a cut result is a 200 with the header Cottas-Truncated: max-rows={n}.\" ;"
+            ),
+            None => String::new(),
+        };
         let body = format!(
             "@prefix sd: <http://www.w3.org/ns/sparql-service-description#> .\n\
-             @prefix fmt: <http://www.w3.org/ns/formats/> .\n\n\
-             [] a sd:Service ;\n  sd:endpoint <http://{}/query> ;\n  sd:supportedLanguage sd:SPARQL11Query{update} ;{union}\n  \
+             @prefix fmt: <http://www.w3.org/ns/formats/> .\n\
+             @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\n\
+             [] a sd:Service ;\n  sd:endpoint <http://{}/query> ;\n  sd:supportedLanguage sd:SPARQL11Query{update} ;{union}{cut}\n  \
              sd:resultFormat fmt:SPARQL_Results_JSON , fmt:SPARQL_Results_XML , fmt:SPARQL_Results_CSV , \
              fmt:SPARQL_Results_TSV , fmt:N-Triples , fmt:Turtle , fmt:N-Quads .\n",
             self.config.bind
@@ -264,17 +343,22 @@ impl Endpoint {
 
     // ---- /update ------------------------------------------------------
 
-    fn update(&self, req: &mut Request<Body>) -> Step<Reply> {
+    fn refuse_read_only(&self) -> Step<()> {
+        if self.config.write {
+            return Ok(());
+        }
+        Err(Refused::new(
+            StatusCode::FORBIDDEN,
+            "this endpoint is read-only: start it with `cottas-tui serve --write` to accept updates and Graph Store writes",
+        ))
+    }
+
+    fn update(&self, req: &Request_) -> Step<Reply> {
         if req.method() != Method::POST {
             return Err(not_allowed("POST"));
         }
-        if !self.config.write {
-            return Err(Refused::new(
-                StatusCode::FORBIDDEN,
-                "this endpoint is read-only: start it with `cottas-tui serve --write` to accept updates",
-            ));
-        }
-        self.authorize(req)?;
+        self.refuse_read_only()?;
+        self.authorize(req.headers())?;
         let url = url_params(req)?;
         let (text, params) = match media_type(req).as_str() {
             "application/x-www-form-urlencoded" => {
@@ -296,8 +380,7 @@ impl Endpoint {
             snapshots: Arc::clone(&self.snapshots),
             reader: self.snapshots.held(),
         };
-        let outcome = self.on_worker(move || job.run());
-        self.forget_after(&outcome);
+        let outcome = self.write(move || job.run());
         outcome.map(|_| {
             Reply::Whole(
                 Response::builder().status(StatusCode::NO_CONTENT).body(Body::empty()).unwrap(),
@@ -306,30 +389,30 @@ impl Endpoint {
         })
     }
 
-    /// Runs a write on a worker (the large request stack) and waits for it.
-    fn on_worker(&self, f: impl FnOnce() -> Result<(), Refused> + Send + 'static) -> Result<(), Refused> {
-        let internal = |why: String| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, why);
-        match self.workers.run_and_wait(f) {
-            Ok(Some(outcome)) => outcome,
-            Ok(None) => Err(internal("internal error (logged by the server); nothing was appended".into())),
-            Err(e) => Err(internal(format!("no worker for the request: {e}"))),
-        }
-    }
-
-    /// After a failed write (one that committed installed its snapshot in
-    /// [`commit`]), the next request reads the disk: whatever the failure
-    /// left there is what readers must see. A failure inside `commit` is
-    /// already covered by `view::kept::Writing`'s drop; this covers those
-    /// before it: no worker for the request, a panic before the turn.
-    fn forget_after(&self, outcome: &Result<(), Refused>) {
+    /// Runs a write here (a worker with the large request stack); a panic
+    /// appends nothing and is a 500. After a failure the next request reads
+    /// the disk: whatever the failure left there is what readers must see
+    /// (a write that committed installed its snapshot in [`commit`]).
+    fn write(&self, f: impl FnOnce() -> Result<(), Refused>) -> Result<(), Refused> {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+            Err(Refused::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error (logged by the server); nothing was appended",
+            ))
+        });
         if outcome.is_err() {
             self.snapshots.invalidate();
         }
+        outcome
     }
 
-    fn authorize(&self, req: &Request<Body>) -> Step<()> {
+    fn authorize(&self, headers: &HeaderMap) -> Step<()> {
         let Some(token) = &self.config.token else { return Ok(()) };
-        let sent = header(req, AUTHORIZATION).and_then(|h| h.strip_prefix("Bearer ")).map(str::trim);
+        let sent = headers
+            .get(AUTHORIZATION)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| h.strip_prefix("Bearer "))
+            .map(str::trim);
         if sent.is_some_and(|s| same_secret(s.as_bytes(), token.as_bytes())) {
             return Ok(());
         }
@@ -342,7 +425,7 @@ impl Endpoint {
 
     // ---- /store (Graph Store Protocol) ----------------------------------
 
-    fn graph_store(&self, req: &mut Request<Body>) -> Step<Reply> {
+    fn graph_store(&self, req: &Request_) -> Step<Reply> {
         let params = url_params(req)?;
         let target = match req.uri().path() {
             "/store" => Target::from_params(&params)?,
@@ -355,7 +438,7 @@ impl Endpoint {
         }
     }
 
-    fn read_graph(&self, req: &Request<Body>, target: &Target) -> Step<Reply> {
+    fn read_graph(&self, req: &Request_, target: &Target) -> Step<Reply> {
         let snapshot = self.snapshot()?;
         if let Target::Named(g) = target {
             if !graph_exists(&snapshot.view, g)? {
@@ -364,27 +447,31 @@ impl Endpoint {
         }
         let accept = header(req, ACCEPT).map(str::to_owned);
         let reply = match target.construct() {
-            Some(text) => self.run_query(QueryJob {
-                text,
-                base: format!("http://{}/store", self.config.bind),
-                default_graphs: Vec::new(),
-                named_graphs: Vec::new(),
-                accept,
-                snapshot,
-                deadlines: self.deadlines.clone(),
-                timeout: self.config.timeout,
-                max_rows: self.config.max_rows,
-                union_default_graph: false,
-            })?,
-            None => self.dump(snapshot, accept)?,
+            Some(text) => self.run_query(
+                QueryJob {
+                    text,
+                    base: format!("http://{}/store", self.config.bind),
+                    default_graphs: Vec::new(),
+                    named_graphs: Vec::new(),
+                    accept,
+                    snapshot,
+                    deadlines: self.deadlines.clone(),
+                    timeout: self.config.timeout,
+                    max_rows: self.config.max_rows,
+                    union_default_graph: false,
+                },
+                take_slot(req),
+            )?,
+            None => self.dump(snapshot, accept, take_slot(req))?,
         };
         if req.method() != Method::HEAD {
             return Ok(reply);
         }
         // HEAD: the status and type of GET, without the body.
-        let content_type = match &reply {
+        let content_type = match &self.settled(reply)? {
             Reply::Whole(r, _) => r.headers().get(CONTENT_TYPE).cloned(),
             Reply::Stream { content_type, .. } => HeaderValue::from_str(content_type).ok(),
+            Reply::Pending { .. } => None,
         };
         let mut r = Response::builder().status(StatusCode::OK).body(Body::empty()).unwrap();
         if let Some(t) = content_type {
@@ -394,7 +481,12 @@ impl Endpoint {
     }
 
     /// Every quad of the snapshot as N-Quads or TriG, streamed.
-    fn dump(&self, snapshot: Arc<Kept>, accept: Option<String>) -> Step<Reply> {
+    fn dump(
+        &self,
+        snapshot: Arc<Kept>,
+        accept: Option<String>,
+        slot: Option<OwnedSemaphorePermit>,
+    ) -> Step<Reply> {
         let offers: &[Offer<bool>] = &[("application/n-quads", false), ("application/trig", true)];
         let Some((content_type, trig)) = choose(accept.as_deref(), offers) else {
             return Err(Refused::new(
@@ -403,42 +495,32 @@ impl Endpoint {
             ));
         };
         let (tx, rx) = stream::channel();
-        // On a query worker, as a query's answer: a thread started per dump
-        // was one more thread per request, outside the pool's bound.
-        self.workers
-            .run(move || {
-                let mut out = PieceWriter::new(tx, content_type);
-                let done = if trig {
-                    write_trig(&snapshot.view, &mut out)
-                } else {
-                    write_nquads(&snapshot.view, &mut out)
-                };
-                out.finish(done);
-            })
-            .map_err(|e| {
-                Refused::new(StatusCode::SERVICE_UNAVAILABLE, format!("no thread for the dump: {e}"))
-            })?;
-        self.reply_from(stream::start(rx, false, self.patience()))
+        tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            let mut out = PieceWriter::new(tx, content_type);
+            let done = if trig {
+                write_trig(&snapshot.view, &mut out)
+            } else {
+                write_nquads(&snapshot.view, &mut out)
+            };
+            out.finish(done);
+        });
+        Ok(Reply::Pending { rx, hold_all: false })
     }
 
-    fn write_graph(&self, req: &mut Request<Body>, target: &Target) -> Step<Reply> {
-        if !self.config.write {
-            return Err(Refused::new(
-                StatusCode::FORBIDDEN,
-                "this endpoint is read-only: start it with `cottas-tui serve --write` to accept Graph Store writes",
-            ));
-        }
-        self.authorize(req)?;
+    fn write_graph(&self, req: &Request_, target: &Target) -> Step<Reply> {
+        self.refuse_read_only()?;
+        self.authorize(req.headers())?;
         let method = req.method().clone();
         if target == &Target::Dataset && method != Method::POST {
             return Err(not_allowed("GET, HEAD, POST"));
         }
-        let body = if method == Method::DELETE { Vec::new() } else { self.read_body(req)? };
+        let body = if method == Method::DELETE { Bytes::new() } else { self.read_body(req)? };
         let content_type = header(req, CONTENT_TYPE).unwrap_or("").to_owned();
         // A DELETE has no body to read; anything else is split once.
         let upload = match method {
             Method::DELETE => None,
-            _ => Some(Upload::split(&body, &content_type)?),
+            _ => Some(Upload::split(body, &content_type)?),
         };
         // POST of triples to the store itself creates a graph (GSP §5.5).
         let new_graph = (target == &Target::Dataset && upload.as_ref().is_some_and(Upload::is_triples))
@@ -459,13 +541,10 @@ impl Endpoint {
             }
         };
         let (chunk, lock_wait, started) = (self.config.chunk.clone(), self.config.lock_wait, Instant::now());
-        let (turns, snapshots) = (Arc::clone(&self.turns), Arc::clone(&self.snapshots));
         let reader = self.snapshots.held();
-        let outcome = self.on_worker(move || {
-            commit(&chunk, lock_wait, &update, started, &turns, &snapshots, reader.as_deref())
-        });
-        self.forget_after(&outcome);
-        outcome?;
+        self.write(|| {
+            commit(&chunk, lock_wait, &update, started, &self.turns, &self.snapshots, reader.as_deref())
+        })?;
         let created = !existed && method != Method::DELETE;
         let status = if created { StatusCode::CREATED } else { StatusCode::NO_CONTENT };
         let mut response = Response::builder().status(status);
@@ -487,59 +566,34 @@ impl Endpoint {
 
     // ---- bodies, CORS ---------------------------------------------------
 
-    /// The request body, at most `--max-body` bytes. A larger one is not
-    /// read at all: 413, and the connection is closed instead of drained.
-    fn read_body(&self, req: &mut Request<Body>) -> Step<Vec<u8>> {
+    /// The request body (read, within `--max-body`, before routing), as
+    /// text in UTF-8 or another charset it declares (refused).
+    fn read_body(&self, req: &Request_) -> Step<Bytes> {
         refuse_other_charsets(req)?;
-        let limit = self.config.max_body;
-        let too_large = |req: &mut Request<Body>| {
-            *req.body_mut() = Body::empty();
-            req.headers_mut().insert(CONNECTION, HeaderValue::from_static("close"));
-            Refused::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("the request body is larger than --max-body ({limit} bytes)"),
-            )
-        };
-        if declared_length(req).is_some_and(|n| n > limit as u64) {
-            return Err(too_large(req));
-        }
-        let mut body = Vec::new();
-        req.body_mut()
-            .take(limit as u64 + 1)
-            .read_to_end(&mut body)
-            .map_err(|e| Refused::bad(format!("cannot read the request body: {e}")))?;
-        if body.len() > limit {
-            return Err(too_large(req));
-        }
-        Ok(body)
+        Ok(req.body().clone())
     }
 
-    fn allowed_origin(&self, req: &Request<Body>) -> Option<HeaderValue> {
-        let origin = header(req, ORIGIN)?;
+    fn allowed_origin(&self, origin: Option<&HeaderValue>) -> Option<HeaderValue> {
+        let origin = origin?;
         let any = self.config.cors.iter().any(|o| o == "*");
-        (any || self.config.cors.iter().any(|o| o == origin)).then(|| {
-            if any {
-                HeaderValue::from_static("*")
-            } else {
-                HeaderValue::from_str(origin).unwrap_or(HeaderValue::from_static("null"))
-            }
-        })
+        let named = || self.config.cors.iter().any(|o| origin.to_str().is_ok_and(|v| o == v));
+        (any || named()).then(|| if any { HeaderValue::from_static("*") } else { origin.clone() })
     }
 
-    fn add_cors(&self, req: &Request<Body>, response: &mut Response<Body>) {
-        if let Some(origin) = self.allowed_origin(req) {
+    pub(super) fn add_cors(&self, origin: Option<&HeaderValue>, response: &mut Response<Body>) {
+        if let Some(origin) = self.allowed_origin(origin) {
             response.headers_mut().insert(ACCESS_CONTROL_ALLOW_ORIGIN, origin);
             response.headers_mut().insert(VARY, HeaderValue::from_static("Origin"));
         }
     }
 
-    fn preflight(&self, req: &Request<Body>) -> Response<Body> {
+    fn preflight(&self, req: &Request_) -> Response<Body> {
         // The Graph Store Protocol's writes are PUT and DELETE: a browser
         // asks before sending them.
         const METHODS: &str = "GET, HEAD, POST, PUT, DELETE, OPTIONS";
         let mut r = Response::builder().status(StatusCode::NO_CONTENT).body(Body::empty()).unwrap();
         r.headers_mut().insert(ALLOW, HeaderValue::from_static(METHODS));
-        if self.allowed_origin(req).is_some() {
+        if self.allowed_origin(req.headers().get(http::header::ORIGIN)).is_some() {
             r.headers_mut().insert(ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static(METHODS));
             r.headers_mut().insert(
                 ACCESS_CONTROL_ALLOW_HEADERS,
@@ -631,10 +685,10 @@ impl QueryJob {
     }
 
     /// On a worker: the results go to the connection thread in pieces.
-    fn run(self, tx: std::sync::mpsc::SyncSender<Message>) {
+    fn run(self, tx: tokio::sync::mpsc::Sender<Message>) {
         match self.prepare() {
             Err((status, message)) => {
-                let _ = tx.send(Message::Refused(status, message));
+                let _ = tx.blocking_send(Message::Refused(status, message));
             }
             Ok(prepared) => {
                 let mut out = PieceWriter::new(tx, prepared.content_type);
@@ -741,11 +795,11 @@ pub(super) struct Refused {
 }
 
 impl Refused {
-    fn new(status: StatusCode, message: impl Into<String>) -> Refused {
+    pub(super) fn new(status: StatusCode, message: impl Into<String>) -> Refused {
         Refused { status, message: message.into(), headers: Vec::new() }
     }
 
-    fn with(mut self, name: HeaderName, value: &'static str) -> Refused {
+    pub(super) fn with(mut self, name: HeaderName, value: &'static str) -> Refused {
         self.headers.push((name, value));
         self
     }
@@ -774,7 +828,7 @@ impl Refused {
         &self.message
     }
 
-    fn response(self) -> Response<Body> {
+    pub(super) fn response(self) -> Response<Body> {
         let mut r = text(self.status, &self.message);
         for (name, value) in self.headers {
             r.headers_mut().insert(name, HeaderValue::from_static(value));
@@ -888,7 +942,7 @@ struct Turn<'a> {
 impl WriterTurns {
     /// Waits up to `wait` for the write before this one to end.
     fn take(&self, wait: Duration) -> Result<Turn<'_>, Refused> {
-        let state = super::workers::lock(&self.state);
+        let state = super::lock(&self.state);
         let (mut state, timeout) =
             self.ended.wait_timeout_while(state, wait, |s| s.busy).unwrap_or_else(|p| p.into_inner());
         if timeout.timed_out() && state.busy {
@@ -905,7 +959,7 @@ impl WriterTurns {
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        let mut state = super::workers::lock(&self.turns.state);
+        let mut state = super::lock(&self.turns.state);
         state.kept = self.kept.take();
         state.busy = false;
         drop(state);
@@ -983,8 +1037,9 @@ impl UpdateFailure for UpdateError {
 
 // ---- small helpers -------------------------------------------------------
 
-struct Finish {
-    _guard: InFlightGuard,
+/// The request's line in the server's log (stderr), written once its
+/// status is known (for a stream, when it ends).
+pub(super) struct Finish {
     method: String,
     path: String,
     started: Instant,
@@ -992,6 +1047,15 @@ struct Finish {
 }
 
 impl Finish {
+    pub(super) fn new(head: &http::request::Parts, quiet: bool) -> Finish {
+        Finish {
+            method: head.method.to_string(),
+            path: head.uri.path().to_owned(),
+            started: Instant::now(),
+            quiet,
+        }
+    }
+
     fn log(self, status: StatusCode, rows: Option<usize>, note: &str) {
         if !self.quiet {
             let rows = rows.map_or_else(|| "-".to_owned(), |n| n.to_string());
@@ -1001,9 +1065,9 @@ impl Finish {
     }
 }
 
-/// `f` for GET (and HEAD, whose body the connection drops); 405 for any
+/// `f` for GET (and HEAD, whose body hyper drops); 405 for any
 /// other method.
-fn get_only(req: &Request<Body>, f: impl FnOnce() -> Step<Reply>) -> Step<Reply> {
+fn get_only(req: &Request_, f: impl FnOnce() -> Step<Reply>) -> Step<Reply> {
     if req.method() == Method::GET || req.method() == Method::HEAD {
         f()
     } else {
@@ -1011,23 +1075,22 @@ fn get_only(req: &Request<Body>, f: impl FnOnce() -> Step<Reply>) -> Step<Reply>
     }
 }
 
-/// The body's length as the client declared it (`Content-Length`), or as
-/// it is held (a body built in memory, in tests).
-fn declared_length(req: &Request<Body>) -> Option<u64> {
-    req.body().len().or_else(|| header(req, CONTENT_LENGTH)?.trim().parse().ok())
+/// The body's length as the client declared it (`Content-Length`).
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers.get(CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
 }
 
-fn header(req: &Request<Body>, name: HeaderName) -> Option<&str> {
+fn header(req: &Request_, name: HeaderName) -> Option<&str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-fn media_type(req: &Request<Body>) -> String {
+fn media_type(req: &Request_) -> String {
     super::negotiate::media_type(header(req, CONTENT_TYPE).unwrap_or(""))
 }
 
 /// Every body this endpoint reads is text in UTF-8 (the protocol's only
 /// encoding); a `charset` parameter naming another is refused, not misread.
-fn refuse_other_charsets(req: &Request<Body>) -> Step<()> {
+fn refuse_other_charsets(req: &Request_) -> Step<()> {
     let content_type = header(req, CONTENT_TYPE).unwrap_or("");
     let charset =
         content_type.split(';').skip(1).filter_map(|p| p.split_once('=')).find_map(|(name, value)| {
@@ -1042,7 +1105,7 @@ fn refuse_other_charsets(req: &Request<Body>) -> Step<()> {
     }
 }
 
-fn url_params(req: &Request<Body>) -> Step<Vec<(String, String)>> {
+fn url_params(req: &Request_) -> Step<Vec<(String, String)>> {
     form::parse(req.uri().query().unwrap_or("").as_bytes()).map_err(Refused::bad)
 }
 
@@ -1062,8 +1125,8 @@ fn iris(pairs: &[(String, String)], name: &str) -> Step<Vec<NamedNode>> {
         .collect()
 }
 
-fn utf8(body: Vec<u8>) -> Step<String> {
-    String::from_utf8(body).map_err(|e| {
+fn utf8(body: Bytes) -> Step<String> {
+    String::from_utf8(body.into()).map_err(|e| {
         Refused::bad(format!("the request body is not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
     })
 }
@@ -1071,19 +1134,17 @@ fn utf8(body: Vec<u8>) -> Step<String> {
 /// Whether two secrets are equal, in time that does not depend on where
 /// they first differ.
 fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use subtle::ConstantTimeEq;
+    a.ct_eq(b).into()
 }
 
-fn with_type(
-    builder: oxhttp::model::response::Builder,
-    content_type: &str,
-) -> oxhttp::model::response::Builder {
+fn with_type(builder: http::response::Builder, content_type: &str) -> http::response::Builder {
     let charset = if content_type.starts_with("text/") { "; charset=utf-8" } else { "" };
     builder.header(CONTENT_TYPE, format!("{content_type}{charset}"))
 }
 
 fn typed(status: StatusCode, content_type: &str, body: String) -> Response<Body> {
-    with_type(Response::builder().status(status), content_type).body(Body::from(body)).unwrap()
+    with_type(Response::builder().status(status), content_type).body(Body::whole(body)).unwrap()
 }
 
 fn text(status: StatusCode, message: &str) -> Response<Body> {

@@ -1,27 +1,32 @@
 //! Query results as a streamed response body.
 //!
-//! A small query whose answer fits in two pieces never comes here: it runs
-//! on the connection's own thread (`routes::QueryJob::run_inline`). Every
-//! other query is parsed and evaluated on a worker thread with the large
-//! request stack (`sparql::limits`), which writes the serialized results into a
-//! bounded channel in 64 KiB pieces; the connection thread sends them as
-//! chunks as they come. Memory is bounded by the channel, not the result. A
-//! client that goes away closes the channel, and the worker's next write
-//! fails, which ends the evaluation.
+//! A small query whose answer fits in two pieces is answered whole on the
+//! worker that routed it (`routes::QueryJob::run_inline`). Every other
+//! query is parsed and evaluated on a worker thread of its own, which
+//! writes the serialized results into a bounded channel in 64 KiB pieces;
+//! the connection's task sends them as chunks as they come. Memory is
+//! bounded by the channel, not the result. A client that goes away drops
+//! the channel, and the worker's next write fails, which ends the
+//! evaluation; a client that stops reading is dropped at `--send-timeout`,
+//! which does the same.
 //!
 //! The status line must be written before the body, so the connection
-//! thread waits for the first piece (or the end): a result that fits in one
-//! piece, and every error found before the first piece, get their true
-//! status. A result that fits in one piece travels as one message, so a
-//! selective query costs the connection thread one wake-up, not three. An error after that (a timeout in the middle of a large result)
-//! can only cut the stream: the body ends without chunked encoding's final
-//! empty chunk, which every HTTP client reports as an incomplete response.
-//! With `--max-rows`, everything is held until the end (at most that many
-//! rows), so that a cut result can say so in its status and headers.
+//! waits (as a task, not a thread) for the first piece or the end: a result
+//! that fits in one piece, and every error found before the first piece,
+//! get their true status. An error after that (a timeout in the middle of a
+//! large result) can only cut the stream: the body ends without chunked
+//! encoding's final empty chunk, which every HTTP client reports as an
+//! incomplete response. With `--max-rows`, everything is held until the end
+//! (at most that many rows), so that a cut result can say so in its headers.
 
-use std::io::{self, Read, Write};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
+use std::future::Future;
+use std::io::{self, Write};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::mpsc::{Receiver, Sender};
 
 use crate::sparql::run::{QueryError, QuerySummary};
 
@@ -47,22 +52,22 @@ pub enum Message {
     Refused(u16, String),
 }
 
-pub fn channel() -> (SyncSender<Message>, Receiver<Message>) {
-    std::sync::mpsc::sync_channel(PIECES_IN_FLIGHT)
+pub fn channel() -> (Sender<Message>, Receiver<Message>) {
+    tokio::sync::mpsc::channel(PIECES_IN_FLIGHT)
 }
 
 /// The worker's output: whole pieces go to the channel as they fill. The
 /// head waits for the first full piece, so that a result that ends before
 /// one can go as a single [`Message::Whole`].
 pub struct PieceWriter {
-    tx: SyncSender<Message>,
+    tx: Sender<Message>,
     buf: Vec<u8>,
     /// The content type, until the head is sent.
     head: Option<&'static str>,
 }
 
 impl PieceWriter {
-    pub fn new(tx: SyncSender<Message>, content_type: &'static str) -> PieceWriter {
+    pub fn new(tx: Sender<Message>, content_type: &'static str) -> PieceWriter {
         PieceWriter { tx, buf: Vec::with_capacity(PIECE), head: Some(content_type) }
     }
 
@@ -70,22 +75,22 @@ impl PieceWriter {
     pub fn finish(mut self, done: Result<QuerySummary, QueryError>) {
         let body = std::mem::take(&mut self.buf);
         if let Some(content_type) = self.head.take() {
-            let _ = self.tx.send(Message::Whole { content_type, body, done });
+            let _ = self.tx.blocking_send(Message::Whole { content_type, body, done });
             return;
         }
         if !body.is_empty() {
-            let _ = self.tx.send(Message::Bytes(body));
+            let _ = self.tx.blocking_send(Message::Bytes(body));
         }
-        let _ = self.tx.send(Message::Done(done));
+        let _ = self.tx.blocking_send(Message::Done(done));
     }
 
     fn send_piece(&mut self) -> io::Result<()> {
         let gone = |_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away");
         if let Some(content_type) = self.head.take() {
-            self.tx.send(Message::Head { content_type }).map_err(gone)?;
+            self.tx.blocking_send(Message::Head { content_type }).map_err(gone)?;
         }
         let piece = std::mem::replace(&mut self.buf, Vec::with_capacity(PIECE));
-        self.tx.send(Message::Bytes(piece)).map_err(gone)
+        self.tx.blocking_send(Message::Bytes(piece)).map_err(gone)
     }
 }
 
@@ -103,7 +108,7 @@ impl Write for PieceWriter {
     }
 }
 
-/// What the connection thread learned before answering.
+/// What the connection learned before answering.
 pub enum Start {
     /// The whole result (it ended before a second piece, or `--max-rows`).
     Whole {
@@ -123,18 +128,22 @@ pub enum Start {
     Silent,
 }
 
-/// Waits for enough of the worker's output to choose the status.
-pub fn start(rx: Receiver<Message>, hold_all: bool, patience: Duration) -> Start {
-    let recv = |rx: &Receiver<Message>| match rx.recv_timeout(patience) {
-        Ok(m) => Some(m),
-        Err(RecvTimeoutError::Timeout) => None,
-        // The worker ended without a last message: it panicked (the panic
-        // message is on the server's stderr). A fault of ours: 500.
-        Err(RecvTimeoutError::Disconnected) => Some(Message::Done(Err(QueryError::Io(io::Error::other(
+/// The next message, `None` after `patience` without one. A worker that
+/// ended without a last message panicked (the panic is on the server's
+/// stderr): a fault of ours, reported as such.
+async fn next(rx: &mut Receiver<Message>, patience: Duration) -> Option<Message> {
+    match tokio::time::timeout(patience, rx.recv()).await {
+        Ok(Some(m)) => Some(m),
+        Ok(None) => Some(Message::Done(Err(QueryError::Io(io::Error::other(
             "the query's worker stopped unexpectedly (an internal error; see the server's log)",
         ))))),
-    };
-    let content_type = match recv(&rx) {
+        Err(_) => None,
+    }
+}
+
+/// Waits for enough of the worker's output to choose the status.
+pub async fn start(mut rx: Receiver<Message>, hold_all: bool, patience: Duration) -> Start {
+    let content_type = match next(&mut rx, patience).await {
         Some(Message::Head { content_type }) => content_type,
         Some(Message::Whole { content_type, body, done }) => {
             return match done {
@@ -149,7 +158,7 @@ pub fn start(rx: Receiver<Message>, hold_all: bool, patience: Duration) -> Start
     };
     let mut body = Vec::new();
     loop {
-        match recv(&rx) {
+        match next(&mut rx, patience).await {
             Some(Message::Bytes(piece)) if !hold_all && !body.is_empty() => {
                 body.extend_from_slice(&piece);
                 return Start::Streaming { content_type, first: body, rx };
@@ -165,23 +174,30 @@ pub fn start(rx: Receiver<Message>, hold_all: bool, patience: Duration) -> Start
 
 /// Called once when a streamed body ends: the rows (when the worker
 /// reported them) and whether the result was complete.
-pub type OnEnd = Box<dyn FnOnce(Option<usize>, bool)>;
+pub type OnEnd = Box<dyn FnOnce(Option<usize>, bool) + Send>;
 
-/// The rest of a streamed result, as a `Read` for the response body.
-/// `on_end` runs once, when the body ends or is dropped (the request log
-/// line, the in-flight count), with the rows when the worker reported them.
+/// The rest of a streamed result. `on_end` runs once, when the body ends
+/// or is dropped (the request log line), with the rows when the worker
+/// reported them.
 pub struct StreamBody {
-    pending: Vec<u8>,
-    at: usize,
+    first: Option<Bytes>,
     rx: Option<Receiver<Message>>,
     patience: Duration,
+    silence: Option<Pin<Box<tokio::time::Sleep>>>,
     rows: Option<usize>,
     on_end: Option<OnEnd>,
 }
 
 impl StreamBody {
     pub fn new(first: Vec<u8>, rx: Receiver<Message>, patience: Duration, on_end: OnEnd) -> StreamBody {
-        StreamBody { pending: first, at: 0, rx: Some(rx), patience, rows: None, on_end: Some(on_end) }
+        StreamBody {
+            first: Some(first.into()),
+            rx: Some(rx),
+            patience,
+            silence: None,
+            rows: None,
+            on_end: Some(on_end),
+        }
     }
 
     fn end(&mut self, complete: bool) {
@@ -191,32 +207,41 @@ impl StreamBody {
         }
     }
 
-    fn cut(&mut self, why: String) -> io::Error {
+    fn cut(&mut self, why: String) -> Poll<Option<io::Result<Bytes>>> {
         self.end(false);
-        io::Error::other(why)
+        Poll::Ready(Some(Err(io::Error::other(why))))
     }
-}
 
-impl Read for StreamBody {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.at == self.pending.len() {
-            let Some(rx) = &self.rx else { return Ok(0) };
-            match rx.recv_timeout(self.patience) {
-                Ok(Message::Bytes(piece)) => (self.pending, self.at) = (piece, 0),
-                Ok(Message::Done(Ok(summary))) => {
-                    self.rows = Some(summary.rows);
-                    self.end(true);
-                    return Ok(0);
+    /// The next piece; an error cuts the response (no final chunk).
+    pub fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<Bytes>>> {
+        if let Some(first) = self.first.take() {
+            return Poll::Ready(Some(Ok(first)));
+        }
+        let Some(rx) = &mut self.rx else { return Poll::Ready(None) };
+        match rx.poll_recv(cx) {
+            Poll::Ready(message) => {
+                self.silence = None;
+                match message {
+                    Some(Message::Bytes(piece)) => Poll::Ready(Some(Ok(piece.into()))),
+                    Some(Message::Done(Ok(summary))) => {
+                        self.rows = Some(summary.rows);
+                        self.end(true);
+                        Poll::Ready(None)
+                    }
+                    Some(Message::Done(Err(e))) => self.cut(format!("result cut: {e}")),
+                    Some(_) => self.cut("result cut: unexpected message".into()),
+                    None => self.cut("result cut: the query's worker stopped unexpectedly".into()),
                 }
-                Ok(Message::Done(Err(e))) => return Err(self.cut(format!("result cut: {e}"))),
-                Ok(_) => return Err(self.cut("result cut: unexpected message".into())),
-                Err(_) => return Err(self.cut("result cut: the query worker went silent".into())),
+            }
+            Poll::Pending => {
+                let patience = self.patience;
+                let silence = self.silence.get_or_insert_with(|| Box::pin(tokio::time::sleep(patience)));
+                match silence.as_mut().poll(cx) {
+                    Poll::Ready(()) => self.cut("result cut: the query worker went silent".into()),
+                    Poll::Pending => Poll::Pending,
+                }
             }
         }
-        let n = buf.len().min(self.pending.len() - self.at);
-        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
     }
 }
 

@@ -100,3 +100,29 @@ pub fn curl(args: &[&str]) -> Reply {
     let status = headers.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap();
     Reply { status, headers: headers.to_owned(), body: body.to_owned() }
 }
+
+/// The number a `SELECT (COUNT(*) AS ?n)` query answers at `url`.
+pub fn count_at(url: &str, query: &str) -> u64 {
+    let r = curl(&["-H", "Accept: text/csv", "--data-urlencode", &format!("query={query}"), url]);
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body.lines().nth(1).unwrap().trim().parse().unwrap()
+}
+
+/// Sends `update(i)` for i = first, first + 1, … (one curl each) until one
+/// is not answered 204; returns the numbers that were.
+pub fn write_until_refused(port: u16, first: u64, update: impl Fn(u64) -> String) -> Vec<u64> {
+    let url = format!("http://127.0.0.1:{port}/update");
+    let mut answered = Vec::new();
+    for i in first.. {
+        let out = Command::new("curl")
+            .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10"])
+            .args(["-H", "Content-Type: application/sparql-update", "--data-binary", &update(i), &url])
+            .output()
+            .unwrap();
+        if out.stdout != b"204" || answered.len() >= 100_000 {
+            break;
+        }
+        answered.push(i);
+    }
+    answered
+}
