@@ -70,7 +70,12 @@ pub fn serve(mut config: Config) -> anyhow::Result<()> {
         config.bind,
         if config.write { "read-write" } else { "read-only" }
     );
-    let served = runtime.block_on(accept_until_stopped(listener, endpoint));
+    // On a worker of the runtime, not this thread: a connection's task is
+    // then spawned onto the worker that accepted it and runs there next,
+    // where from `block_on`'s thread each one had to wake another thread.
+    let served = runtime
+        .block_on(runtime.spawn(accept_until_stopped(listener, endpoint)))
+        .unwrap_or_else(|e| Err(anyhow::anyhow!("the accepting task failed: {e}")));
     // Work that outlived the drain (a query stuck in memory) ends with the process.
     runtime.shutdown_timeout(Duration::from_millis(100));
     served
