@@ -14,24 +14,12 @@ once per query before timing.
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_bench import QUERIES, answer, start_ours  # noqa: E402
-
-
-def ab(args, keep_alive):
-    flags = ["-q"] + (["-k"] if keep_alive else [])
-    out = subprocess.run(["ab", *flags, *args], capture_output=True, text=True, check=True).stdout
-    rps = float(re.search(r"Requests per second:\s+([\d.]+)", out).group(1))
-    failed = int(re.search(r"Failed requests:\s+(\d+)", out).group(1))
-    pct = dict(re.findall(r"^\s+(\d+)%\s+(\d+)", out, re.M))
-    if failed:
-        sys.exit(f"ab reported {failed} failed requests:\n{out}")
-    return rps, int(pct["50"]), int(pct["99"])
+from serve_bench import QUERIES, ab, answer, start_ours  # noqa: E402
 
 
 def main():

@@ -321,10 +321,3 @@ pub fn answer_bytes(endpoint: &Arc<Endpoint>, runtime: &tokio::runtime::Runtime,
         out
     })
 }
-
-impl Refused {
-    /// A refusal as the reply to send.
-    pub(super) fn reply(self) -> Reply {
-        Reply::Whole(self.response(), None)
-    }
-}

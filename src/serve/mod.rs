@@ -79,8 +79,8 @@ pub struct Config {
 #[derive(Clone, Debug)]
 pub struct Limits {
     /// A request head must arrive within this of the connection's start or
-    /// of the previous response (an idle keep-alive connection is closed
-    /// then): 408-less close, as hyper does.
+    /// of the previous response; the connection is then closed without an
+    /// answer, as hyper does (an idle keep-alive connection too).
     pub head_timeout: Duration,
     /// The whole body must arrive within this of the head (408 beyond).
     pub body_timeout: Duration,

@@ -66,14 +66,15 @@ pub(super) enum Reply {
 
 type Step<T> = Result<T, Refused>;
 
-type Request_ = Request<Bytes>;
+/// A request whose body is read (within `--max-body`).
+type ReadRequest = Request<Bytes>;
 
 /// The worker slot a request holds (`--max-queries`); a query streamed
 /// from a worker of its own takes it along.
 #[derive(Clone)]
 struct Slot(Arc<Mutex<Option<OwnedSemaphorePermit>>>);
 
-fn take_slot(req: &Request_) -> Option<OwnedSemaphorePermit> {
+fn take_slot(req: &ReadRequest) -> Option<OwnedSemaphorePermit> {
     req.extensions().get::<Slot>().and_then(|s| super::lock(&s.0).take())
 }
 
@@ -148,7 +149,7 @@ impl Endpoint {
 
     /// Routes a request whose head passed and whose body is read, holding
     /// `slot` (a query streamed by a worker of its own takes it along).
-    pub(super) fn handle(&self, mut req: Request_, slot: OwnedSemaphorePermit) -> Reply {
+    pub(super) fn handle(&self, mut req: ReadRequest, slot: OwnedSemaphorePermit) -> Reply {
         req.extensions_mut().insert(Slot(Arc::new(Mutex::new(Some(slot)))));
         // A panic is a bug of ours; it costs this request (500), never
         // the worker or the server.
@@ -187,7 +188,7 @@ impl Endpoint {
         }
     }
 
-    fn route(&self, req: &Request_) -> Reply {
+    fn route(&self, req: &ReadRequest) -> Reply {
         if req.method() == Method::OPTIONS {
             return Reply::Whole(self.preflight(req), None);
         }
@@ -231,7 +232,7 @@ impl Endpoint {
 
     // ---- /query -------------------------------------------------------
 
-    fn query(&self, req: &Request_) -> Step<Reply> {
+    fn query(&self, req: &ReadRequest) -> Step<Reply> {
         let url = url_params(req)?;
         let (text, params) = match *req.method() {
             Method::GET => (single(&url, "query")?, url),
@@ -353,7 +354,7 @@ impl Endpoint {
         ))
     }
 
-    fn update(&self, req: &Request_) -> Step<Reply> {
+    fn update(&self, req: &ReadRequest) -> Step<Reply> {
         if req.method() != Method::POST {
             return Err(not_allowed("POST"));
         }
@@ -425,7 +426,7 @@ impl Endpoint {
 
     // ---- /store (Graph Store Protocol) ----------------------------------
 
-    fn graph_store(&self, req: &Request_) -> Step<Reply> {
+    fn graph_store(&self, req: &ReadRequest) -> Step<Reply> {
         let params = url_params(req)?;
         let target = match req.uri().path() {
             "/store" => Target::from_params(&params)?,
@@ -438,7 +439,7 @@ impl Endpoint {
         }
     }
 
-    fn read_graph(&self, req: &Request_, target: &Target) -> Step<Reply> {
+    fn read_graph(&self, req: &ReadRequest, target: &Target) -> Step<Reply> {
         let snapshot = self.snapshot()?;
         if let Target::Named(g) = target {
             if !graph_exists(&snapshot.view, g)? {
@@ -508,7 +509,7 @@ impl Endpoint {
         Ok(Reply::Pending { rx, hold_all: false })
     }
 
-    fn write_graph(&self, req: &Request_, target: &Target) -> Step<Reply> {
+    fn write_graph(&self, req: &ReadRequest, target: &Target) -> Step<Reply> {
         self.refuse_read_only()?;
         self.authorize(req.headers())?;
         let method = req.method().clone();
@@ -568,7 +569,7 @@ impl Endpoint {
 
     /// The request body (read, within `--max-body`, before routing), as
     /// text in UTF-8 or another charset it declares (refused).
-    fn read_body(&self, req: &Request_) -> Step<Bytes> {
+    fn read_body(&self, req: &ReadRequest) -> Step<Bytes> {
         refuse_other_charsets(req)?;
         Ok(req.body().clone())
     }
@@ -587,7 +588,7 @@ impl Endpoint {
         }
     }
 
-    fn preflight(&self, req: &Request_) -> Response<Body> {
+    fn preflight(&self, req: &ReadRequest) -> Response<Body> {
         // The Graph Store Protocol's writes are PUT and DELETE: a browser
         // asks before sending them.
         const METHODS: &str = "GET, HEAD, POST, PUT, DELETE, OPTIONS";
@@ -826,6 +827,11 @@ impl Refused {
     #[cfg(test)]
     pub(super) fn message(&self) -> &str {
         &self.message
+    }
+
+    /// A refusal as the reply to send.
+    pub(super) fn reply(self) -> Reply {
+        Reply::Whole(self.response(), None)
     }
 
     pub(super) fn response(self) -> Response<Body> {
@@ -1067,7 +1073,7 @@ impl Finish {
 
 /// `f` for GET (and HEAD, whose body hyper drops); 405 for any
 /// other method.
-fn get_only(req: &Request_, f: impl FnOnce() -> Step<Reply>) -> Step<Reply> {
+fn get_only(req: &ReadRequest, f: impl FnOnce() -> Step<Reply>) -> Step<Reply> {
     if req.method() == Method::GET || req.method() == Method::HEAD {
         f()
     } else {
@@ -1080,17 +1086,17 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
     headers.get(CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
 }
 
-fn header(req: &Request_, name: HeaderName) -> Option<&str> {
+fn header(req: &ReadRequest, name: HeaderName) -> Option<&str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-fn media_type(req: &Request_) -> String {
+fn media_type(req: &ReadRequest) -> String {
     super::negotiate::media_type(header(req, CONTENT_TYPE).unwrap_or(""))
 }
 
 /// Every body this endpoint reads is text in UTF-8 (the protocol's only
 /// encoding); a `charset` parameter naming another is refused, not misread.
-fn refuse_other_charsets(req: &Request_) -> Step<()> {
+fn refuse_other_charsets(req: &ReadRequest) -> Step<()> {
     let content_type = header(req, CONTENT_TYPE).unwrap_or("");
     let charset =
         content_type.split(';').skip(1).filter_map(|p| p.split_once('=')).find_map(|(name, value)| {
@@ -1105,7 +1111,7 @@ fn refuse_other_charsets(req: &Request_) -> Step<()> {
     }
 }
 
-fn url_params(req: &Request_) -> Step<Vec<(String, String)>> {
+fn url_params(req: &ReadRequest) -> Step<Vec<(String, String)>> {
     form::parse(req.uri().query().unwrap_or("").as_bytes()).map_err(Refused::bad)
 }
 
