@@ -158,12 +158,8 @@ fn admit(tcp: TcpStream, endpoint: &Arc<Endpoint>, slots: &Arc<Semaphore>, grace
     let mut io = tokio_io_timeout::TimeoutStream::new(tcp);
     io.set_write_timeout(Some(limits.send_timeout));
     let io = TokioIo::new(Box::pin(io));
-    let served = Arc::clone(endpoint);
-    let service = service_fn(move |req| {
-        let endpoint = Arc::clone(&served);
-        async move { Ok::<_, Infallible>(respond(endpoint, req, local).await) }
-    });
-    let connection = graceful.watch(connection_builder(limits).serve_connection(io, service));
+    let connection =
+        graceful.watch(connection_builder(limits).serve_connection(io, service(endpoint, local)));
     let quiet = endpoint.config().quiet;
     tokio::spawn(async move {
         let _slot = slot;
@@ -171,6 +167,23 @@ fn admit(tcp: TcpStream, endpoint: &Arc<Endpoint>, slots: &Arc<Semaphore>, grace
             log_connection_error(&e, quiet);
         }
     });
+}
+
+/// Each request of a connection whose local address is `local`, through [`respond`].
+fn service(
+    endpoint: &Arc<Endpoint>,
+    local: SocketAddr,
+) -> impl hyper::service::Service<
+    Request<Incoming>,
+    Response = Response<Body>,
+    Error = Infallible,
+    Future = impl std::future::Future<Output = Result<Response<Body>, Infallible>> + Send,
+> + Clone {
+    let served = Arc::clone(endpoint);
+    service_fn(move |req| {
+        let endpoint = Arc::clone(&served);
+        async move { Ok::<_, Infallible>(respond(endpoint, req, local).await) }
+    })
 }
 
 fn connection_builder(limits: &Limits) -> http1::Builder {
@@ -299,11 +312,7 @@ pub fn answer_bytes(endpoint: &Arc<Endpoint>, runtime: &tokio::runtime::Runtime,
     runtime.block_on(async {
         let (client, server) = tokio::io::duplex(1 << 16);
         let local = endpoint.config().bind;
-        let served = Arc::clone(endpoint);
-        let service = service_fn(move |req| {
-            let endpoint = Arc::clone(&served);
-            async move { Ok::<_, Infallible>(respond(endpoint, req, local).await) }
-        });
+        let service = service(endpoint, local);
         let limits = endpoint.config().limits.clone();
         let connection = tokio::spawn(async move {
             let _ = connection_builder(&limits).serve_connection(TokioIo::new(server), service).await;

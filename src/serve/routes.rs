@@ -120,17 +120,13 @@ impl Endpoint {
         local: &std::net::SocketAddr,
     ) -> Option<Refused> {
         let c = &self.config;
+        let write = guard::is_write(&head.method, head.uri.path());
         let checked = guard::check_host(&head.headers, head.version, &c.bind, local, &c.allow_hosts)
             .and_then(|()| guard::check_framing(&head.headers))
-            .and_then(|()| match guard::is_write(&head.method, head.uri.path()) {
-                true => guard::check_write_origin(&head.headers, &c.cors),
-                false => Ok(()),
-            });
+            .and_then(|()| if write { guard::check_write_origin(&head.headers, &c.cors) } else { Ok(()) });
         let refused = match checked {
             Err((status, message)) => Some(Refused::new(status, message)),
-            Ok(()) if guard::is_write(&head.method, head.uri.path()) => {
-                self.refuse_read_only().err().or_else(|| self.authorize(&head.headers).err())
-            }
+            Ok(()) if write => self.refuse_read_only().err().or_else(|| self.authorize(&head.headers).err()),
             Ok(()) => None,
         };
         let limit = c.limits.max_body;
