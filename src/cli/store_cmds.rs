@@ -136,10 +136,18 @@ pub fn run_import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
 pub struct IndexArgs {
     /// A chunk dir or version dir whose base needs sidecars.
     pub target: PathBuf,
+    /// Memory the build may use (e.g. 512M, 2G); beyond it the dictionaries
+    /// spill to temp files beside the version.
+    #[arg(long, default_value = "1G", value_parser = parse_size)]
+    pub memory_limit: usize,
 }
 
 pub fn run_index(args: &IndexArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let r = rebuild::index(&args.target)?;
+    let shown = crate::cli::triage::progress_line("index");
+    let progress = shown.as_ref().map(|p| p as &(dyn Fn(u64, u64) + Sync));
+    let r = rebuild::index(&args.target, rebuild::Options { memory_limit: args.memory_limit, progress });
+    crate::cli::triage::end_progress(&shown);
+    let r = r?;
     for (name, action) in &r.files {
         writeln!(out, "{:<28} {}", name, action.describe())?;
     }

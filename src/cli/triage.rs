@@ -22,10 +22,10 @@ use std::io::IsTerminal;
 pub struct VerifyArgs {
     /// A chunk dir (every version, `current`, the log) or one version dir.
     pub target: PathBuf,
-    /// Versions written by cottas-tui are always compared with the sidecars
-    /// their rows give (streamed); this does it for other producers' versions
-    /// too, in memory.
-    #[arg(long)]
+    /// Accepted for older scripts; changes nothing. Every version, whoever
+    /// wrote it, is compared byte for byte with the sidecars its rows give,
+    /// streamed in bounded memory.
+    #[arg(long, hide = true)]
     pub deep: bool,
     /// Machine-readable report (schema `cottas-tui.verify/1`).
     #[arg(long)]
@@ -77,22 +77,30 @@ pub fn print_report(r: &Report, out: &mut impl Write) -> std::io::Result<()> {
     }
 }
 
-/// One line on a terminal, rewritten in place: how far the rows are read.
-fn show_progress(done: u64, all: u64) {
-    if done == all || done.is_multiple_of(8) {
-        let pct = (done * 100).checked_div(all).unwrap_or(100);
-        crate::eprint_text!("\r\x1b[2Kverify: row group {done}/{all} ({pct}%)");
+/// One line on a terminal, rewritten in place: how far `doing` has read
+/// the rows. `None` when stderr is not a terminal.
+pub fn progress_line(doing: &'static str) -> Option<impl Fn(u64, u64) + Sync> {
+    std::io::stderr().is_terminal().then_some(move |done: u64, all: u64| {
+        if done == all || done.is_multiple_of(8) {
+            let pct = (done * 100).checked_div(all).unwrap_or(100);
+            crate::eprint_text!("\r\x1b[2K{doing}: row group {done}/{all} ({pct}%)");
+        }
+    })
+}
+
+/// Clears the progress line, if there was one.
+pub fn end_progress<T>(shown: &Option<T>) {
+    if shown.is_some() {
+        crate::eprint_text!("\r\x1b[2K");
     }
 }
 
 pub fn run_verify(args: &VerifyArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let show: &(dyn Fn(u64, u64) + Sync) = &show_progress;
-    let progress = std::io::stderr().is_terminal().then_some(show);
+    let shown = progress_line("verify");
+    let progress = shown.as_ref().map(|p| p as &(dyn Fn(u64, u64) + Sync));
     let opts = VerifyOptions { deep: args.deep, memory_limit: args.memory_limit, progress };
     let report = verify::verify(&args.target, opts);
-    if progress.is_some() {
-        crate::eprint_text!("\r\x1b[2K");
-    }
+    end_progress(&shown);
     let report = report?;
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
@@ -357,6 +365,10 @@ pub struct RepairCommon {
     /// Wait up to this long for the writer lock.
     #[arg(long, value_name = "SECONDS")]
     pub wait: Option<f64>,
+    /// Memory a rebuild of sidecars may use (e.g. 512M, 2G); beyond it the
+    /// dictionaries spill to temp files beside the version.
+    #[arg(long, default_value = "1G", value_parser = crate::cli::store_cmds::parse_size)]
+    pub memory_limit: usize,
 }
 
 pub fn run_repair(args: &RepairArgs, out: &mut impl Write) -> Result<ExitCode> {
@@ -384,15 +396,22 @@ pub fn run_repair(args: &RepairArgs, out: &mut impl Write) -> Result<ExitCode> {
     let applied: Applied = match &args.action {
         RepairAction::TruncateTornTail(c) => repair::truncate_tail(&c.target, wait)?,
         RepairAction::RebuildSidecars { common, version } => {
-            repair::rebuild_sidecars(&common.target, version, wait)?
+            let shown = progress_line("rebuild");
+            let progress = shown.as_ref().map(|p| p as &(dyn Fn(u64, u64) + Sync));
+            let opts =
+                crate::store::sidecars::rebuild::Options { memory_limit: common.memory_limit, progress };
+            let applied = repair::rebuild_sidecars(&common.target, version, wait, opts);
+            end_progress(&shown);
+            applied?
         }
         RepairAction::ResetCurrent(c) => repair::reset_current(&c.target, wait)?,
     };
-    for l in applied.lines.iter().skip(plan.lines.len()) {
+    for l in applied.lines.iter().filter(|l| !plan.lines.contains(l)) {
         writeln!(out, "{l}")?;
     }
     writeln!(out, "done; verifying:")?;
-    let report = verify::verify(&common.target, VerifyOptions::default())?;
+    let opts = VerifyOptions { memory_limit: common.memory_limit, ..VerifyOptions::default() };
+    let report = verify::verify(&common.target, opts)?;
     print_report(&report, out)?;
     Ok(if report.is_clean() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

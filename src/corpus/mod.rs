@@ -141,16 +141,16 @@ fn summarize_log(store: &Store, s: &mut ChunkSummary) {
         (s.pending_batches, s.shadowed_batches) = (Some(0), Some(0));
         return;
     };
-    let map = match Log::map(path) {
-        Ok(Some(map)) => map,
+    let bytes = match Log::read_bytes(path) {
+        Ok(Some(bytes)) => bytes,
         Ok(None) => {
             (s.pending_batches, s.shadowed_batches) = (Some(0), Some(0));
             return;
         }
         Err(e) => return note_error(s, e),
     };
-    // Counted batch by batch over the mapped file: a chunk's summary holds
-    // one batch in memory, whatever its log's length.
+    // Counted batch by batch: a chunk's summary holds the log's bytes (read,
+    // never mapped: a writer may cut its tail meanwhile) and one batch.
     let mut counts = (0usize, 0usize); // (pending, shadowed)
     let tally = |c: &mut (usize, usize), f: &BatchFrame| {
         if is_visible(f.batch.epoch, marker) {
@@ -159,7 +159,7 @@ fn summarize_log(store: &Store, s: &mut ChunkSummary) {
             c.1 += 1;
         }
     };
-    let scanned = match Log::scan(path, &map, &mut |f| tally(&mut counts, &f)) {
+    let scanned = match Log::scan(path, &bytes, &mut |f| tally(&mut counts, &f)) {
         Ok(scanned) => scanned,
         Err(e) => return note_error(s, e),
     };

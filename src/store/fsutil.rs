@@ -13,6 +13,20 @@ pub fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.sync_all()
 }
 
+/// Copies `from` to `to` so that a file at `to` is always whole: the bytes
+/// go to `to` + `.partial`, are fsynced, then renamed, and the directory is
+/// fsynced. A kill part way leaves only the `.partial` file. Backups are
+/// made this way: one under its own name can be trusted.
+pub fn copy_whole(from: &Path, to: &Path) -> io::Result<()> {
+    let mut partial = to.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = std::path::PathBuf::from(partial);
+    fs::copy(from, &partial)?;
+    File::open(&partial)?.sync_all()?;
+    fs::rename(&partial, to)?;
+    sync_dir(to.parent().unwrap_or(Path::new(".")))
+}
+
 /// fsyncs a directory so renames and creations inside it are durable.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()

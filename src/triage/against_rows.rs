@@ -1,25 +1,23 @@
-//! `verify` of a version this program wrote, in bounded memory and on both
-//! cores: every sidecar is streamed against its digests, and compared byte
-//! for byte with the sidecars its rows give.
+//! `verify` of a version, whoever wrote it, in bounded memory and on both
+//! cores: every sidecar is streamed against its digests (where this program
+//! recorded some), and compared byte for byte with the sidecars its rows give.
 //!
 //! The rows are decoded on one thread (every page, each column chunk checked
 //! against its digest) and fed on another to the same streaming builder
-//! import and compaction write with (`store::sidecars::stream`), in compare
+//! import and compaction write with (`store::sidecars::derive`), in compare
 //! mode. A third thread hashes the sidecars against `cottas-tui.digests.json`
 //! and `cottas-tui.blocks`. Nothing holds a whole sidecar, so a 100M-quad
 //! version (6 GB of sidecars) verifies in the memory a 1M one does.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::sync_channel;
 
 use crate::format::blocks::{self, TableBuilder};
 use crate::store::base::digests::{self, Digests};
 use crate::store::base::Base;
-use crate::store::sidecars::stream::{Mismatch, Mode, SidecarWriter};
+use crate::store::sidecars::derive::{derive, DeriveError};
+use crate::store::sidecars::stream::{Mismatch, Mode};
 use crate::store::sidecars::SUFFIXES;
-use crate::store::sort::encode_key;
 use crate::store::versions::layout::BASE;
-use crate::store::StoreError;
 
 /// A finding in the making: file, offset, check, message.
 pub struct Found {
@@ -31,27 +29,24 @@ pub struct Found {
     pub warning: bool,
 }
 
-/// Progress: row groups done of all.
-pub type OnProgress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+pub use crate::store::sidecars::derive::OnProgress;
 
-/// Checks the version in `dir` (its base already opened as `base`).
-/// `None` when the base's rows are not in SPOG order (another producer's
-/// row order, such as factoidal's `cs`): the streaming builder cannot
-/// describe them, and the caller checks such a version in memory instead.
+/// Checks the version in `dir` (its base already opened as `base`), with
+/// its digests when it has them.
 pub fn check(
     base: &Base,
     dir: &Path,
-    d: &Digests,
+    d: Option<&Digests>,
     budget: usize,
     progress: OnProgress,
-) -> Option<Vec<Found>> {
+) -> Vec<Found> {
     std::thread::scope(|s| {
-        let files = s.spawn(|| check_files(dir, d));
-        let mut found = against_rows(base, dir, budget, progress)?;
+        let files = s.spawn(|| d.map(|d| check_files(dir, d)).unwrap_or_default());
+        let mut found = against_rows(base, budget, progress);
         found.extend(files.join().unwrap_or_else(|_| {
             vec![found_error(dir, None, "io", "the digest check stopped unexpectedly".into())]
         }));
-        Some(found)
+        found
     })
 }
 
@@ -61,7 +56,7 @@ fn found_error(path: &Path, offset: Option<u64>, check: &'static str, message: S
 
 /// Each sidecar, streamed once: its whole-file digest against the JSON and
 /// its block digests against `cottas-tui.blocks`.
-fn check_files(dir: &Path, d: &Digests) -> Vec<Found> {
+pub fn check_files(dir: &Path, d: &Digests) -> Vec<Found> {
     let mut found = Vec::new();
     let blocks_path = dir.join(digests::BLOCKS);
     let table = match std::fs::read(&blocks_path) {
@@ -159,76 +154,19 @@ fn block_mismatch(
     Some(found_error(sidecar, Some(from), "blocks", msg))
 }
 
-/// Decodes every row group (on a second thread) and compares the sidecars
-/// the rows give with the files; `None` at the first row out of SPOG order.
-fn against_rows(base: &Base, dir: &Path, budget: usize, progress: OnProgress) -> Option<Vec<Found>> {
-    let mut found = Vec::new();
+/// Compares the sidecars beside `base` with those its rows give.
+fn against_rows(base: &Base, budget: usize, progress: OnProgress) -> Vec<Found> {
     let spill = match SpillDir::create() {
         Ok(s) => s,
-        Err(e) => return Some(vec![found_error(&std::env::temp_dir(), None, "io", e.to_string())]),
+        Err(e) => return vec![found_error(&std::env::temp_dir(), None, "io", e.to_string())],
     };
-    let mut writer = match SidecarWriter::new(dir, &spill.0, budget, Mode::Compare) {
-        Ok(w) => Some(w),
-        Err(e) => return Some(vec![found_error(dir, None, "io", e.to_string())]),
-    };
-    let mut sorted = true;
-    let n = base.num_row_groups();
-    let rg_sizes: Vec<usize> = (0..n).map(|rg| base.metadata().row_group(rg).num_rows() as usize).collect();
-    let (tx, rx) = sync_channel(2);
-    std::thread::scope(|s| {
-        s.spawn(move || {
-            for rg in 0..n {
-                let cols: Result<Vec<_>, StoreError> = (0..4).map(|c| base.read_column(rg, c)).collect();
-                if tx.send((rg, cols)).is_err() {
-                    return;
-                }
-            }
-        });
-        let (mut last, mut key, mut row) = (Vec::new(), Vec::new(), 0u64);
-        for (rg, cols) in rx {
-            if !sorted {
-                break;
-            }
-            progress(rg as u64 + 1, n as u64);
-            let cols = match cols {
-                Ok(c) => c,
-                Err(e) => {
-                    found.push(found_error(base.path(), e.offset(), "parquet-pages", e.to_string()));
-                    writer = None;
-                    continue;
-                }
-            };
-            let Some(w) = writer.as_mut() else { continue };
-            #[allow(clippy::needless_range_loop)] // one row across four columns
-            for i in 0..cols[0].len() {
-                let cells: [&[u8]; 4] = std::array::from_fn(|c| cols[c][i].data());
-                key.clear();
-                encode_key(&mut key, cells);
-                if row > 0 && key <= last {
-                    sorted = false;
-                    writer = None;
-                    break;
-                }
-                std::mem::swap(&mut key, &mut last);
-                if let Err(e) = w.push(cells) {
-                    found.push(found_error(&spill.0, None, "io", e.to_string()));
-                    writer = None;
-                    break;
-                }
-                row += 1;
-            }
+    match derive(base, base.path(), &spill.0, budget, Mode::Compare, progress) {
+        Ok(built) => built.mismatches.into_iter().map(describe).collect(),
+        Err(DeriveError::Base(e)) => {
+            vec![found_error(base.path(), e.offset(), "parquet-pages", e.to_string())]
         }
-    });
-    if !sorted {
-        return None;
+        Err(DeriveError::Io(e)) => vec![found_error(e.path(), None, "io", e.to_string())],
     }
-    if let Some(w) = writer {
-        match w.finish(&rg_sizes) {
-            Ok(built) => found.extend(built.mismatches.into_iter().map(describe)),
-            Err(e) => found.push(found_error(&spill.0, None, "io", e.to_string())),
-        }
-    }
-    Some(found)
 }
 
 /// A mismatch as a finding named by what the file holds.

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::store::base::digests;
-use crate::store::fsutil::{replace_symlink, sync_dir, write_synced};
-use crate::store::log::writer::WriterLock;
+use crate::store::fsutil::{copy_whole, replace_symlink, sync_dir, write_synced};
+use crate::store::log::writer::{debug_pause, WriterLock};
 use crate::store::log::Log;
 use crate::store::sidecars::rebuild::{self, backup_dir};
 use crate::store::versions::layout::{self, BASE, CURRENT, LOG};
@@ -75,11 +75,13 @@ pub fn truncate_tail(chunk: &Path, wait: Option<Duration>) -> Result<Applied, St
     }
     let path = chunk.join(LOG);
     let log = Log::read_or_empty(&path)?;
-    let (bytes, end) = (&log.bytes, log.committed_len());
+    let end = log.committed_len();
     let backup = chunk_backup(chunk);
     fs::create_dir_all(&backup).map_err(|e| StoreError::io(&backup, e))?;
     let kept = backup.join(LOG);
-    write_synced(&kept, bytes).map_err(|e| StoreError::write(&kept, e))?;
+    // Copied whole or not at all; the lock keeps the file as `log` read it.
+    copy_whole(&path, &kept).map_err(|e| StoreError::write(&kept, e))?;
+    debug_pause("truncate-backed-up");
     let f = fs::OpenOptions::new().write(true).open(&path).map_err(|e| StoreError::io(&path, e))?;
     f.set_len(end).and_then(|_| f.sync_all()).map_err(|e| StoreError::io(&path, e))?;
     let mut lines = plan.lines;
@@ -87,32 +89,58 @@ pub fn truncate_tail(chunk: &Path, wait: Option<Duration>) -> Result<Applied, St
     Ok(Applied { lines, backup: Some(backup) })
 }
 
-/// Rebuilding a version's sidecars from its base.
+/// Rebuilding a version's sidecars from its base. The plan is read from the
+/// recorded digests (no rebuild); the rebuild itself is the one pass.
 pub fn plan_rebuild_sidecars(chunk: &Path, version: &str) -> Result<RepairPlan, StoreError> {
     let dir = chunk.join(version);
-    let actions = rebuild::plan(&dir)?;
+    let Some(actions) = rebuild::plan(&dir)? else {
+        let line = format!(
+            "{}: no recorded digests to go by: derive every sidecar from the base, \
+             replace each that differs and record digests",
+            dir.display()
+        );
+        return Ok(RepairPlan { noop: false, lines: vec![line] });
+    };
     let changing: Vec<String> = actions
         .iter()
         .filter(|(_, a)| *a != rebuild::Action::Kept)
-        .map(|(n, a)| format!("{}: {}", dir.join(n).display(), a.describe()))
+        .map(|(n, a)| format!("{}: {}", dir.join(n).display(), planned(a)))
         .collect();
     if changing.is_empty() {
-        return Ok(RepairPlan {
-            noop: true,
-            lines: vec![format!("{}: every sidecar matches its base; nothing to rebuild", dir.display())],
-        });
+        let line =
+            format!("{}: every sidecar matches its recorded digest; nothing to rebuild", dir.display());
+        return Ok(RepairPlan { noop: true, lines: vec![line] });
     }
     Ok(RepairPlan { noop: false, lines: changing })
 }
 
-pub fn rebuild_sidecars(chunk: &Path, version: &str, wait: Option<Duration>) -> Result<Applied, StoreError> {
-    let _lock = WriterLock::acquire(chunk, wait)?;
-    let plan = plan_rebuild_sidecars(chunk, version)?;
-    if plan.noop {
-        return Ok(Applied { lines: plan.lines, backup: None });
+fn planned(a: &rebuild::Action) -> &'static str {
+    match a {
+        rebuild::Action::Kept => "matches: kept",
+        rebuild::Action::WroteMissing => "missing: rebuild it from the base",
+        rebuild::Action::ReplacedDiffering => "differs from its recorded digest: rebuild it (a copy is kept)",
     }
-    let report = rebuild::index(&chunk.join(version))?;
-    let mut lines = plan.lines;
+}
+
+pub fn rebuild_sidecars(
+    chunk: &Path,
+    version: &str,
+    wait: Option<Duration>,
+    opts: rebuild::Options<'_>,
+) -> Result<Applied, StoreError> {
+    let _lock = WriterLock::acquire(chunk, wait)?;
+    let dir = chunk.join(version);
+    let report = rebuild::index(&dir, opts)?;
+    let mut lines: Vec<String> = report
+        .files
+        .iter()
+        .filter(|(_, a)| *a != rebuild::Action::Kept)
+        .map(|(n, a)| format!("{}: {}", dir.join(n).display(), a.describe()))
+        .collect();
+    if lines.is_empty() {
+        lines.push(format!("{}: every sidecar already equals the one its base gives", dir.display()));
+    }
+    lines.push(format!("{}: digests recorded", dir.display()));
     if let Some(b) = &report.backed_up {
         lines.push(format!("the replaced files are in {}", b.display()));
     }
@@ -227,7 +255,7 @@ impl Repair {
         match self {
             Repair::TruncateTornTail => truncate_tail(chunk, wait),
             Repair::ResetCurrent => reset_current(chunk, wait),
-            Repair::RebuildSidecars(v) => rebuild_sidecars(chunk, v, wait),
+            Repair::RebuildSidecars(v) => rebuild_sidecars(chunk, v, wait, rebuild::Options::default()),
         }
     }
 

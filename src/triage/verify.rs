@@ -5,33 +5,27 @@
 //! expected, and the next command to run. The checks, per version:
 //! * every file decodes (magic, version, lengths, checksums), the Parquet
 //!   footer and every page; the digests this program records, where present;
-//! * the sidecars agree with each other and with the base: token counts,
-//!   row-group and row counts, dictionaries sorted, unique and equal to the
-//!   distinct cells of their column, `.s.offsets` ranges contiguous and equal
-//!   to the rows, presence bits equal to the rows;
-//! * with `deep`, every sidecar rebuilt in memory and compared byte for byte.
+//! * every sidecar, byte for byte, equals the one the base's rows give
+//!   (streamed through the writer import uses, in bounded memory, for a base
+//!   of any producer and any row order), so a finding names the first byte
+//!   that differs; `deep` is accepted and changes nothing (every check is).
 //!
 //! And for the chunk: `current` resolves to a complete version; the log's
 //! torn tail, damage hiding later batches, batches shadowed by the marker,
 //! sequence numbers that do not increase, the legacy transport; debris of
 //! interrupted operations.
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::format::dict::Dict;
-use crate::format::presence::Presence;
-use crate::format::s_offsets::SOffsets;
 use crate::format::transport::Transport;
-use crate::format::{dict, p_offsets, po_presence, presence, s_offsets, FormatError};
 use crate::store::base::digests;
 use crate::store::base::Base;
 use crate::store::log::Log;
-use crate::store::sidecars::{self, sidecar_path, SUFFIXES};
+use crate::store::sidecars::SUFFIXES;
 use crate::store::versions::layout::{self, BASE, CURRENT, LOG, MARKER};
 use crate::store::versions::open::read_marker;
 use crate::store::StoreError;
@@ -81,8 +75,8 @@ impl Report {
 
 #[derive(Clone, Copy)]
 pub struct VerifyOptions<'a> {
-    /// Versions this program wrote are always compared with the sidecars
-    /// their rows give; `deep` does that for other producers' versions too.
+    /// Kept for scripts that pass `--deep`: every version, whoever wrote it,
+    /// is compared byte for byte with the sidecars its rows give.
     pub deep: bool,
     /// Bounds the comparison's dictionary maps (a quarter of it).
     pub memory_limit: usize,
@@ -132,12 +126,6 @@ impl Ctx {
     }
     fn store_error(&mut self, file: &Path, check: &'static str, e: &StoreError, next: Option<String>) {
         self.error(file, e.offset(), check, strip_path(&e.to_string(), file), next);
-    }
-    fn format_error(&mut self, file: &Path, check: &'static str, e: &FormatError, next: Option<String>) {
-        let text = e.to_string();
-        let prefix = format!("at byte {} ({:#x}): ", e.offset, e.offset);
-        let text = text.strip_prefix(&prefix).map(str::to_owned).unwrap_or(text);
-        self.error(file, Some(e.offset), check, text, next);
     }
 }
 
@@ -328,56 +316,35 @@ fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions<'
             None
         }
     };
-    if let (Some(d), Some(b)) = (&digests, &base) {
-        if verify_written_here(cx, dir, b, d, rebuild.clone(), opts) {
-            return;
-        }
-    }
-    if let Some(d) = &digests {
-        check_blocks(cx, dir, &base_path, d, rebuild.clone());
-    }
-    let files = read_sidecars(cx, &base_path, digests.as_ref(), rebuild.clone());
-    let Some(base) = base else { return };
-    // Every page of every column chunk decodes (and matches its digest).
-    let mut columns_ok = true;
-    for rg in 0..base.num_row_groups() {
-        for col in 0..4 {
-            if let Err(e) = base.read_column(rg, col) {
-                cx.store_error(&base_path, "parquet-pages", &e, None);
-                columns_ok = false;
-            }
-        }
-    }
-    if !columns_ok {
-        return;
-    }
-    cross_check(cx, &base, &files, rebuild.clone());
-    if opts.deep {
-        deep_compare(cx, &base_path, &base, rebuild);
-    }
+    stream_checks(cx, dir, base.as_ref(), digests.as_ref(), rebuild, opts);
 }
 
-/// A version with digests (written by this program): streamed checks in
-/// bounded memory (`against_rows`), which include every check below.
-/// `false` when its rows are not in SPOG order (an indexed base of another
-/// producer): nothing is reported, the in-memory checks take over.
-fn verify_written_here(
+/// The streamed checks (`against_rows`), for every base whoever wrote it:
+/// the sidecars against the digests this program recorded, where there are
+/// any, and byte for byte against the sidecars the rows give. When the base
+/// does not open, only the digests can be checked.
+fn stream_checks(
     cx: &mut Ctx,
     dir: &Path,
-    base: &Base,
-    d: &digests::Digests,
+    base: Option<&Base>,
+    d: Option<&digests::Digests>,
     rebuild: Option<String>,
     opts: VerifyOptions<'_>,
-) -> bool {
+) {
     let progress = |done: u64, all: u64| {
         if let Some(p) = opts.progress {
             p(done, all)
         }
     };
-    let Some(found) = super::against_rows::check(base, dir, d, opts.memory_limit / 4, &progress) else {
-        return false;
+    let found = match (base, d) {
+        (Some(base), _) => super::against_rows::check(base, dir, d, opts.memory_limit / 4, &progress),
+        (None, Some(d)) => super::against_rows::check_files(dir, d),
+        (None, None) => Vec::new(),
     };
-    cx.files += 1 + SUFFIXES.iter().filter(|s| dir.join(format!("{BASE}{s}")).exists()).count();
+    cx.files += SUFFIXES.iter().filter(|s| dir.join(format!("{BASE}{s}")).exists()).count();
+    if d.is_some() {
+        cx.files += 1;
+    }
     if dir.join(digests::BLOCKS).exists() {
         cx.files += 1;
     }
@@ -389,343 +356,6 @@ fn verify_written_here(
         let severity = if f.warning { Severity::Warning } else { Severity::Error };
         let message = strip_path(&f.message, &f.path);
         cx.add(&f.path, f.offset, severity, f.check, message, next);
-    }
-    true
-}
-
-/// `cottas-tui.blocks`, when present: it decodes, each table is the one of
-/// its sidecar's current bytes, and was made for the file the JSON records.
-fn check_blocks(cx: &mut Ctx, dir: &Path, base_path: &Path, d: &digests::Digests, rebuild: Option<String>) {
-    let path = dir.join(digests::BLOCKS);
-    let Ok(bytes) = fs::read(&path) else { return };
-    cx.files += 1;
-    let table = match crate::format::blocks::decode(&bytes).result {
-        Ok(t) => t,
-        Err(e) => return cx.format_error(&path, "blocks", &e, rebuild),
-    };
-    for e in &table.entries {
-        let suffix = SUFFIXES[e.sidecar as usize];
-        let sidecar = sidecar_path(base_path, suffix);
-        let recorded = d.sidecars.get(suffix).and_then(|s| u64::from_str_radix(&s.xxh64, 16).ok());
-        if recorded != Some(e.file_xxh64) {
-            let msg =
-                format!("its table for {suffix} was made for another file than {} records", digests::DIGESTS);
-            cx.error(&path, Some(e.table_offset), "blocks", msg, rebuild.clone());
-            continue;
-        }
-        let Ok(file) = fs::read(&sidecar) else { continue };
-        let want = crate::format::blocks::table_of(&file, table.block_size);
-        let have = bytes[e.table_offset as usize..][..8 * e.num_blocks as usize]
-            .chunks_exact(8)
-            .map(|b| u64::from_le_bytes(b.try_into().expect("8")));
-        let size = u64::from(table.block_size);
-        if let Some(k) =
-            have.zip(&want).position(|(h, w)| h != *w).or((e.num_blocks != want.len() as u64).then_some(0))
-        {
-            let (from, to) = (k as u64 * size, ((k as u64 + 1) * size).min(file.len() as u64));
-            let msg = format!("bytes {from}..{to} do not match their block digest in {}", digests::BLOCKS);
-            cx.error(&sidecar, Some(from), "blocks", msg, rebuild.clone());
-        }
-    }
-}
-
-/// The decoded sidecars of a version (`None` where missing or undecodable).
-#[derive(Default)]
-struct Decoded {
-    dicts: [Option<Dict>; 4],
-    presence: [Option<Presence>; 4],
-    p_offsets: Option<p_offsets::POffsets>,
-    po_presence: Option<po_presence::PoPresence>,
-    s_offsets: Option<SOffsets>,
-}
-
-fn read_sidecars(
-    cx: &mut Ctx,
-    base_path: &Path,
-    digests: Option<&digests::Digests>,
-    rebuild: Option<String>,
-) -> Decoded {
-    let mut d = Decoded::default();
-    for (i, suffix) in SUFFIXES.iter().enumerate() {
-        let path = sidecar_path(base_path, suffix);
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                cx.add(
-                    &path,
-                    None,
-                    Severity::Warning,
-                    "sidecar-missing",
-                    "missing: lookups that need it scan more".into(),
-                    rebuild.clone(),
-                );
-                continue;
-            }
-            Err(e) => {
-                cx.error(&path, None, "io", e.to_string(), None);
-                continue;
-            }
-        };
-        cx.files += 1;
-        if let Some(dg) = digests {
-            match dg.sidecars.get(*suffix) {
-                Some(s) if digests::matches(s, &bytes) => {}
-                _ => cx.error(
-                    &path,
-                    None,
-                    "digest",
-                    format!(
-                        "does not match its digest in {}: the file changed since it was written",
-                        digests::DIGESTS
-                    ),
-                    rebuild.clone(),
-                ),
-            }
-        }
-        macro_rules! take {
-            ($slot:expr, $decode:path) => {
-                match $decode(&bytes).result {
-                    Ok(v) => $slot = Some(v),
-                    Err(e) => cx.format_error(&path, "decode", &e, rebuild.clone()),
-                }
-            };
-        }
-        match i {
-            0..=3 => take!(d.dicts[i], dict::decode),
-            4..=7 => take!(d.presence[i - 4], presence::decode),
-            8 => take!(d.p_offsets, p_offsets::decode),
-            9 => take!(d.po_presence, po_presence::decode),
-            _ => take!(d.s_offsets, s_offsets::decode),
-        }
-    }
-    d
-}
-
-use crate::store::sidecars::COLUMNS as COLS;
-/// At most this many findings of one kind per file; then a count.
-const CAP: usize = 5;
-
-fn cross_check(cx: &mut Ctx, base: &Base, d: &Decoded, rebuild: Option<String>) {
-    let dir = base.path().parent().unwrap_or(Path::new(".")).to_path_buf();
-    let path = |suffix: &str| dir.join(format!("{BASE}{suffix}"));
-    let rgs = base.num_row_groups() as u32;
-    let len = |c: usize| d.dicts[c].as_ref().map(|x| x.len() as u32);
-    // Dimensions against the dictionaries and the footer.
-    for c in 0..4 {
-        if let (Some(p), Some(n)) = (&d.presence[c], len(c)) {
-            if p.num_rgs != rgs || p.num_tokens != n {
-                cx.error(
-                    &path(SUFFIXES[4 + c]),
-                    Some(8),
-                    "dimensions",
-                    format!(
-                        "{} row groups × {} tokens; the footer has {rgs} row groups and .{}.dict {n} tokens",
-                        p.num_rgs, p.num_tokens, COLS[c]
-                    ),
-                    rebuild.clone(),
-                );
-            }
-        }
-    }
-    if let (Some(p), Some(n)) = (&d.p_offsets, len(1)) {
-        if p.num_rgs != rgs || p.num_preds != n {
-            cx.error(
-                &path(".p.offsets"),
-                Some(8),
-                "dimensions",
-                format!("{} row groups × {} predicates; expected {rgs} × {n}", p.num_rgs, p.num_preds),
-                rebuild.clone(),
-            );
-        }
-    }
-    if let (Some(p), Some(np), Some(no)) = (&d.po_presence, len(1), len(2)) {
-        if p.num_rgs != rgs || p.pred_dict_size != np || p.obj_dict_size != no {
-            cx.error(
-                &path(".po.presence"),
-                Some(8),
-                "dimensions",
-                format!(
-                    "{} row groups, {} predicates, {} objects; expected {rgs}, {np}, {no}",
-                    p.num_rgs, p.pred_dict_size, p.obj_dict_size
-                ),
-                rebuild.clone(),
-            );
-        }
-    }
-    if let (Some(s), Some(n)) = (&d.s_offsets, len(0)) {
-        if s.ranges.len() as u32 != n || u64::from(s.num_rows_total) != base.num_rows() {
-            cx.error(
-                &path(".s.offsets"),
-                Some(8),
-                "dimensions",
-                format!(
-                    "{} subjects over {} rows; expected {n} subjects over {} rows",
-                    s.ranges.len(),
-                    s.num_rows_total,
-                    base.num_rows()
-                ),
-                rebuild.clone(),
-            );
-        }
-    }
-    // Dictionaries sorted and unique.
-    for (c, dict) in d.dicts.iter().enumerate() {
-        let Some(dict) = dict else { continue };
-        if let Some(i) = (1..dict.len()).find(|&i| dict.sorted(i - 1) >= dict.sorted(i)) {
-            cx.error(
-                &path(SUFFIXES[c]),
-                None,
-                "dict-order",
-                format!(
-                    "sorted entries {} and {i} are out of order or equal: {:?} then {:?}",
-                    i - 1,
-                    String::from_utf8_lossy(dict.sorted(i - 1)),
-                    String::from_utf8_lossy(dict.sorted(i))
-                ),
-                rebuild.clone(),
-            );
-        }
-    }
-    // Against the rows: cells in the dictionaries, every entry used,
-    // presence bits, subject ranges.
-    let maps: Vec<Option<HashMap<&[u8], u32>>> = d
-        .dicts
-        .iter()
-        .map(|o| o.as_ref().map(|dict| (0..dict.len()).map(|k| (dict.token(k), k as u32)).collect()))
-        .collect();
-    let mut expected: Vec<Option<Presence>> = (0..4).map(|c| len(c).map(|n| Presence::new(rgs, n))).collect();
-    let mut seen: Vec<Vec<bool>> = (0..4).map(|c| vec![false; len(c).unwrap_or(0) as usize]).collect();
-    let mut missing = [0usize; 4];
-    let mut ranges: Vec<(u64, u64)> = vec![(0, 0); len(0).unwrap_or(0) as usize];
-    let mut run: Option<(u32, u64)> = None; // (subject id, start row)
-    let mut row_no = 0u64;
-    let mut s_contiguous_broken = 0usize;
-    for rg in 0..base.num_row_groups() {
-        let Ok(cols) = (0..4).map(|c| base.read_column(rg, c)).collect::<Result<Vec<_>, _>>() else { return };
-        let rows = cols[0].len();
-        #[allow(clippy::needless_range_loop)] // one row across four columns
-        for i in 0..rows {
-            for c in 0..4 {
-                let Some(map) = &maps[c] else { continue };
-                let cell = cols[c][i].data();
-                match map.get(cell) {
-                    Some(&id) => {
-                        seen[c][id as usize] = true;
-                        if let Some(p) = expected[c].as_mut() {
-                            p.set(rg as u32, id);
-                        }
-                        if c == 0 {
-                            match run {
-                                Some((sid, _)) if sid == id => {}
-                                prev => {
-                                    if let Some((sid, start)) = prev {
-                                        ranges[sid as usize] = (start, row_no);
-                                    }
-                                    if ranges[id as usize] != (0, 0) {
-                                        s_contiguous_broken += 1;
-                                    }
-                                    run = Some((id, row_no));
-                                }
-                            }
-                        }
-                    }
-                    None => {
-                        missing[c] += 1;
-                        if missing[c] <= CAP {
-                            cx.error(&path(SUFFIXES[c]), None, "dict-cells", format!("row {row_no} (row group {rg}) has {} cell {:?}, which the dictionary does not hold", COLS[c], String::from_utf8_lossy(cell)), rebuild.clone());
-                        }
-                    }
-                }
-            }
-            row_no += 1;
-        }
-    }
-    if let Some((sid, start)) = run {
-        ranges[sid as usize] = (start, row_no);
-    }
-    for c in 0..4 {
-        if missing[c] > CAP {
-            cx.error(
-                &path(SUFFIXES[c]),
-                None,
-                "dict-cells",
-                format!("… and {} more {} cells missing from the dictionary", missing[c] - CAP, COLS[c]),
-                rebuild.clone(),
-            );
-        }
-        let unused: Vec<usize> = (0..seen[c].len()).filter(|&k| !seen[c][k]).collect();
-        if !unused.is_empty() {
-            let dict = d.dicts[c].as_ref().expect("seen is sized by the dict");
-            cx.error(
-                &path(SUFFIXES[c]),
-                None,
-                "dict-cells",
-                format!(
-                    "{} in no row, e.g. id {} {:?}",
-                    crate::text::plural(unused.len(), "entry is", "entries are"),
-                    unused[0],
-                    String::from_utf8_lossy(dict.token(unused[0]))
-                ),
-                rebuild.clone(),
-            );
-        }
-        if let (Some(want), Some(have)) = (&expected[c], &d.presence[c]) {
-            if have.num_rgs == want.num_rgs && have.num_tokens == want.num_tokens && have.bits != want.bits {
-                let byte = have.bits.iter().zip(&want.bits).position(|(a, b)| a != b).unwrap_or(0);
-                cx.error(
-                    &path(SUFFIXES[4 + c]),
-                    Some(presence::HEADER_LEN + byte as u64),
-                    "presence-bits",
-                    format!(
-                        "bitmap byte {byte} is {:#04x}; the rows give {:#04x}",
-                        have.bits[byte], want.bits[byte]
-                    ),
-                    rebuild.clone(),
-                );
-            }
-        }
-    }
-    if s_contiguous_broken > 0 {
-        cx.error(
-            base.path(),
-            None,
-            "s-order",
-            format!(
-                "{} in more than one run: the rows are not in SPOG order, so .s.offsets cannot describe them",
-                crate::text::plural(s_contiguous_broken, "subject appears", "subjects appear")
-            ),
-            None,
-        );
-    }
-    if let Some(s) = &d.s_offsets {
-        if s.ranges.len() == ranges.len() && s.ranges != ranges {
-            let k = s.ranges.iter().zip(&ranges).position(|(a, b)| a != b).unwrap_or(0);
-            cx.error(
-                &path(".s.offsets"),
-                Some(s_offsets::HEADER_LEN + 16 * k as u64),
-                "s-offsets",
-                format!("subject id {k}: recorded rows {:?}, the rows give {:?}", s.ranges[k], ranges[k]),
-                rebuild.clone(),
-            );
-        }
-    }
-}
-
-fn deep_compare(cx: &mut Ctx, base_path: &Path, base: &Base, rebuild: Option<String>) {
-    let built = match sidecars::build_from_base(base) {
-        Ok(b) => b,
-        Err(e) => {
-            cx.store_error(base.path(), "deep", &e, None);
-            return;
-        }
-    };
-    for (suffix, want) in built.files() {
-        let path = sidecar_path(base_path, suffix);
-        let Ok(have) = fs::read(&path) else { continue };
-        if have != want {
-            let at = have.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(have.len().min(want.len()));
-            cx.error(&path, Some(at as u64), "deep", format!("differs from the sidecar rebuilt from the base, first at byte {at} ({} bytes on disk, {} rebuilt)", have.len(), want.len()), rebuild.clone());
-        }
     }
 }
 

@@ -188,29 +188,44 @@ pub fn write(dir: &Path) -> Result<Digests, StoreError> {
 /// process's memory).
 fn sidecar_tables(dir: &Path) -> Result<Vec<Table>, StoreError> {
     let mut tables = Vec::new();
-    let mut piece = vec![0u8; 256 * BLOCK_SIZE as usize];
     for (i, suffix) in SUFFIXES.iter().enumerate() {
         let path = dir.join(format!("{BASE}{suffix}"));
-        let mut file = match std::fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(StoreError::io(&path, e)),
-        };
-        let mut table = TableBuilder::new(i as u32);
-        loop {
-            let n = read_full(&mut file, &mut piece).map_err(|e| StoreError::io(&path, e))?;
-            table.feed(&piece[..n]);
-            if n < piece.len() {
-                break;
-            }
+        if let Some(table) = file_table(&path, i as u32).map_err(|e| StoreError::io(&path, e))? {
+            tables.push(table);
         }
-        tables.push(table.finish());
     }
     Ok(tables)
 }
 
+/// The whole-file digest and block table of the file at `path`, read in
+/// pieces; `None` when there is no such file.
+pub fn file_table(path: &Path, sidecar: u32) -> std::io::Result<Option<Table>> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut piece = vec![0u8; 256 * BLOCK_SIZE as usize];
+    let mut table = TableBuilder::new(sidecar);
+    loop {
+        let n = read_full(&mut file, &mut piece)?;
+        table.feed(&piece[..n]);
+        if n < piece.len() {
+            break;
+        }
+    }
+    Ok(Some(table.finish()))
+}
+
+/// Whether the file at `path` is the one `span` records (length and
+/// digest), read in pieces; `None` when there is no such file.
+pub fn file_matches(span: &Span, path: &Path) -> std::io::Result<Option<bool>> {
+    Ok(file_table(path, 0)?
+        .map(|t| t.file_len == span.len && u64::from_str_radix(&span.xxh64, 16).ok() == Some(t.file_xxh64)))
+}
+
 /// Fills `buf` from `r` unless the file ends first; returns the bytes read.
-fn read_full(r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+pub fn read_full(r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {

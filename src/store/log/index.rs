@@ -1,12 +1,14 @@
 //! A sparse index over `data.deltalog`, so the log view can show any window
 //! of a million-batch log without holding every decoded batch.
 //!
-//! The index is built from one [`super::Log::scan`] of the mapped file, so its
+//! The index is built from one [`super::Log::scan`] of the file's bytes
+//! (read, not mapped: a writer may cut the tail as it is read), so its
 //! idea of where the committed batches end (and why) is the decoder's, in
 //! either transport; the scan hands over one batch at a time, and the index
 //! keeps the offset of every `STRIDE`-th batch and a count of batches per
-//! epoch. Memory is `count / STRIDE` offsets plus one entry per epoch. A window is then decoded from the nearest
-//! checkpoint. A legacy code-point log cannot be decoded from a byte offset,
+//! epoch. Memory is `count / STRIDE` offsets plus one entry per epoch once
+//! built (the bytes are dropped after the scan). A window is then read and
+//! decoded from the nearest checkpoint. A legacy code-point log cannot be decoded from a byte offset,
 //! so its (old, small) batches are kept whole instead.
 
 use std::collections::BTreeMap;
@@ -43,27 +45,36 @@ pub struct LogIndex {
     pub error: Option<String>,
     /// Every batch of a legacy-transport log.
     legacy: Option<Vec<BatchFrame>>,
-    /// The file, mapped: windows are decoded from it.
-    map: Option<memmap2::Mmap>,
+    /// The file, open: windows are read from it (`pread`) between
+    /// checkpoints, inside the committed batches, which never change.
+    file: Option<std::fs::File>,
 }
 
 impl LogIndex {
     pub fn build(path: &Path) -> LogIndex {
         let mut ix = LogIndex { path: path.to_path_buf(), ..LogIndex::default() };
-        // Windows read only committed batches, which never change in place.
-        let map = match Log::map(path) {
-            Ok(Some(m)) => m,
-            Ok(None) => {
+        // Opened first: windows read this file even if the log is replaced
+        // by a rename (compaction) after the scan.
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 ix.error = Some(format!("{}: no such file", path.display()));
                 return ix;
             }
             Err(e) => {
-                ix.error = Some(e.to_string());
+                ix.error = Some(format!("{}: {e}", path.display()));
                 return ix;
             }
         };
-        ix.len = map.len() as u64;
-        let scanned = Log::scan(path, &map, &mut |f| ix.add(&f));
+        let bytes = match read_all(&file) {
+            Ok(b) => b,
+            Err(e) => {
+                ix.error = Some(format!("{}: {e}", path.display()));
+                return ix;
+            }
+        };
+        ix.len = bytes.len() as u64;
+        let scanned = Log::scan(path, &bytes, &mut |f| ix.add(&f));
         match scanned {
             Ok(s) => {
                 ix.tail = s.tail;
@@ -76,8 +87,13 @@ impl LogIndex {
             }
             Err(e) => ix.error = Some(e.to_string()),
         }
-        ix.map = Some(map);
+        ix.file = Some(file);
         ix
+    }
+
+    /// Where the committed batches end.
+    fn committed_end(&self) -> u64 {
+        self.tail.damage().map_or(self.len, |d| d.offset)
     }
 
     /// Counts one committed batch, keeping every `STRIDE`-th offset.
@@ -163,13 +179,27 @@ impl LogIndex {
         if let Some(frames) = &self.legacy {
             return frames.iter().skip(start).take(n).cloned().map(Ok).collect();
         }
-        let Some(&cp) = self.checkpoints.get(start / STRIDE) else { return Vec::new() };
-        let mut at = cp as usize;
+        let Some(&from) = self.checkpoints.get(start / STRIDE) else { return Vec::new() };
+        // Up to the checkpoint after the window's last batch: committed bytes.
+        let until = self.checkpoints.get((start + n) / STRIDE + 1).copied().unwrap_or(self.committed_end());
+        let bytes = match self.read_range(from, until) {
+            Ok(b) => b,
+            Err(e) => return vec![Err(format!("{}: {e}", self.path.display()))],
+        };
+        let mut at = 0usize;
         let mut out = Vec::with_capacity(n);
         for k in 0..start % STRIDE + n {
-            let bytes: &[u8] = self.map.as_deref().unwrap_or_default();
-            let frame = deltalog::decode_batch_at(bytes, at).result.map_err(|e| e.to_string());
-            let next = frame.as_ref().map(|f| (f.offset + f.len) as usize).map_err(|_| ());
+            let frame = match deltalog::decode_batch_at(&bytes, at).result {
+                Ok(mut f) => {
+                    f.offset += from;
+                    Ok(f)
+                }
+                Err(mut e) => {
+                    e.offset += from;
+                    Err(e.to_string())
+                }
+            };
+            let next = frame.as_ref().map(|f| (f.offset + f.len - from) as usize).map_err(|_| ());
             if k >= start % STRIDE {
                 out.push(frame);
             }
@@ -180,6 +210,23 @@ impl LogIndex {
         }
         out
     }
+
+    /// Bytes `from..until` of the log, read.
+    fn read_range(&self, from: u64, until: u64) -> std::io::Result<Vec<u8>> {
+        let Some(file) = &self.file else { return Ok(Vec::new()) };
+        let mut bytes = vec![0u8; until.saturating_sub(from) as usize];
+        std::os::unix::fs::FileExt::read_exact_at(file, &mut bytes, from)?;
+        Ok(bytes)
+    }
+}
+
+/// The whole file, read from its start with `pread` (however long it is now).
+fn read_all(file: &std::fs::File) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let mut reader = file;
+    reader.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -127,8 +127,8 @@ impl Log {
     }
 
     /// The log's committed batches handed to `visit` one at a time, over
-    /// `bytes` (a mapped file), without keeping them: a million-batch log
-    /// costs one batch of memory. Same decoder and tail rules as
+    /// `bytes` (from [`Log::read_bytes`]), without keeping them: a
+    /// million-batch log costs its bytes and one decoded batch. Same decoder and tail rules as
     /// [`Log::decode`]. A log that may be in the legacy transport (the raw
     /// reading stops early and bytes above 0x7f exist) is decoded whole
     /// instead and its frames are returned: `visit` then saw only frames that
@@ -166,18 +166,17 @@ impl Log {
         self.tail.refuse_hidden(&self.path, doing)
     }
 
-    /// The log file mapped read-only, for [`Log::scan`]; `Ok(None)` when
-    /// there is no such file.
-    pub fn map(path: &Path) -> Result<Option<memmap2::Mmap>, StoreError> {
-        let file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(StoreError::io(path, e)),
-        };
-        // SAFETY: read-only map. The log is appended to, cut after its
-        // committed batches, or replaced by rename; never rewritten in place,
-        // so the committed bytes a scan reads do not change under it.
-        unsafe { memmap2::Mmap::map(&file) }.map(Some).map_err(|e| StoreError::io(path, e))
+    /// The log file's bytes for [`Log::scan`], read (`pread`), never
+    /// mapped: a writer may cut the file after its committed batches at any
+    /// moment (a failed append, `repair truncate-torn-tail`), and a read of a
+    /// cut file only comes back short where a mapping would fault (SIGBUS)
+    /// and kill the reader. `Ok(None)` when there is no such file.
+    pub fn read_bytes(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+        match std::fs::read(path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::io(path, e)),
+        }
     }
 }
 

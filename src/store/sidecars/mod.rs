@@ -1,11 +1,15 @@
 //! Builds the 11 sidecars of a base from its rows (reference §4–§9).
 //!
 //! Every number in a sidecar is a function of the base's rows and row-group
-//! boundaries, so this one builder serves import, compaction, `index`, and
-//! `verify --deep` (which rebuilds in memory and compares byte for byte).
+//! boundaries. [`build`] computes them in memory: the definition, and the
+//! oracle the tests hold the streaming writer ([`stream`], through
+//! [`derive`] for an existing base) to. Import, compaction, `index`, repair
+//! and `verify` all use the streaming writer.
 
 #[cfg(feature = "full")]
 pub mod checked;
+#[cfg(feature = "full")]
+pub mod derive;
 #[cfg(feature = "full")]
 pub mod mapped;
 #[cfg(feature = "full")]
@@ -227,44 +231,4 @@ pub fn build<T: AsRef<[u8]>>(rows: &[[T; 4]], rg_sizes: &[usize]) -> Sidecars {
         acc.finish()
     };
     Sidecars::new(dicts, parts)
-}
-
-/// Builds all sidecars of an existing base in two passes over its row groups:
-/// distinct tokens per column first (the dictionaries), then ids. Memory is one
-/// decoded row group plus the dictionaries.
-#[cfg(feature = "full")]
-pub fn build_from_base(base: &super::base::Base) -> Result<Sidecars, super::StoreError> {
-    let n = base.num_row_groups();
-    let mut distinct: [std::collections::HashSet<Vec<u8>>; 4] = Default::default();
-    for rg in 0..n {
-        for (c, set) in distinct.iter_mut().enumerate() {
-            let col = base.read_column(rg, c)?;
-            let mut last: Option<&[u8]> = None;
-            for v in col.iter() {
-                let b = v.data();
-                if last != Some(b) {
-                    if !set.contains(b) {
-                        set.insert(b.to_vec());
-                    }
-                    last = Some(b);
-                }
-            }
-        }
-    }
-    let dicts: [Dict; 4] = distinct.map(|set| dict_of(set.into_iter().collect()));
-    let parts = {
-        let mut acc = Accumulator::new(&dicts, n as u32);
-        for rg in 0..n {
-            let cols = [
-                base.read_column(rg, 0)?,
-                base.read_column(rg, 1)?,
-                base.read_column(rg, 2)?,
-                base.read_column(rg, 3)?,
-            ];
-            let views: [Vec<&[u8]>; 4] = std::array::from_fn(|c| cols[c].iter().map(|v| v.data()).collect());
-            acc.add_row_group([&views[0][..], &views[1][..], &views[2][..], &views[3][..]]);
-        }
-        acc.finish()
-    };
-    Ok(Sidecars::new(dicts, parts))
 }

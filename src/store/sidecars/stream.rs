@@ -5,8 +5,12 @@
 //! are several times any sensible memory limit. So nothing here holds a
 //! whole sidecar, or a whole dictionary:
 //!
-//! - Rows arrive in SPOG order, so subjects arrive sorted: their dictionary
-//!   and `.s.offsets` are written as they go, and a subject's id is its rank.
+//! - Rows in SPOG order ([`Order::Spog`]: import, compaction, a base this
+//!   program wrote) bring subjects sorted: their dictionary and `.s.offsets`
+//!   are written as they go, and a subject's id is its rank. Rows in any
+//!   other order ([`Order::Any`]: a base another producer wrote) intern
+//!   subjects like the other columns, and `.s.offsets` is laid out by rank
+//!   once the dictionaries are known ([`SubjectRuns`]).
 //! - Predicates, objects and graphs get temporary ids from a hash map per
 //!   column. When the maps outgrow the budget, the largest is sorted and
 //!   spilled as a run, and its column starts a new *epoch* of temporary ids.
@@ -53,30 +57,91 @@ pub struct Built {
 
 /// Collects ids as rows arrive; [`SidecarWriter::finish`] writes the files.
 pub struct SidecarWriter {
-    /// The version directory the sidecars go to.
-    dir: PathBuf,
+    /// The base whose sidecars these are: each goes to its path plus suffix.
+    base: PathBuf,
     /// Where runs, epoch tables and the id stream go (the caller removes it).
     spill: PathBuf,
     /// Bytes the temporary-id maps may hold together.
     budget: usize,
     mode: Mode,
-    subjects: SubjectColumn,
+    subjects: Subjects,
     others: [Interner; 3],
     ids: BufWriter<File>,
     ids_path: PathBuf,
     rows: u64,
 }
 
+/// The order rows arrive in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Strictly increasing SPOG order; a subject out of order is an
+    /// [`OutOfOrder`] error from [`SidecarWriter::push`].
+    Spog,
+    /// Any order, duplicates included.
+    Any,
+}
+
+/// A row whose subject sorts before the previous row's, given to a writer
+/// that expects [`Order::Spog`]: the caller may start again with [`Order::Any`].
+#[derive(Debug)]
+pub struct OutOfOrder {
+    pub row: u64,
+}
+
+impl std::fmt::Display for OutOfOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "row {}: its subject sorts before the previous row's (rows are not in SPOG order)",
+            self.row
+        )
+    }
+}
+
+impl std::error::Error for OutOfOrder {}
+
+impl OutOfOrder {
+    /// Whether `e` is this error.
+    pub fn is(e: &io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<OutOfOrder>())
+    }
+}
+
+/// The subject column: ranked as rows pass (SPOG order), or interned.
+enum Subjects {
+    Ranked(SubjectColumn),
+    Interned(Interner),
+}
+
 impl SidecarWriter {
     /// `budget`: bytes the temporary-id maps may hold before one is spilled.
+    /// Rows must come in SPOG order.
+    /// The sidecars go to the version directory `dir`.
     pub fn new(dir: &Path, spill: &Path, budget: usize, mode: Mode) -> io::Result<Self> {
+        let base = dir.join(crate::store::versions::layout::BASE);
+        Self::with_order(&base, spill, budget, mode, Order::Spog)
+    }
+
+    /// As [`SidecarWriter::new`], for rows in `order`, the sidecars of the
+    /// base at `base` (each at its path plus suffix, whatever its name).
+    pub fn with_order(
+        base: &Path,
+        spill: &Path,
+        budget: usize,
+        mode: Mode,
+        order: Order,
+    ) -> io::Result<Self> {
         let ids_path = spill.join("row-ids");
+        let subjects = match order {
+            Order::Spog => Subjects::Ranked(SubjectColumn::new(base, spill, mode)?),
+            Order::Any => Subjects::Interned(Interner::new(spill, 0)),
+        };
         Ok(SidecarWriter {
-            dir: dir.to_path_buf(),
+            base: base.to_path_buf(),
             spill: spill.to_path_buf(),
             budget: budget.max(1 << 16),
             mode,
-            subjects: SubjectColumn::new(dir, spill, mode)?,
+            subjects,
             others: [1, 2, 3].map(|c| Interner::new(spill, c)),
             ids: BufWriter::with_capacity(BUF, File::create(&ids_path)?),
             ids_path,
@@ -84,7 +149,7 @@ impl SidecarWriter {
         })
     }
 
-    /// The next row, in strictly increasing SPOG order.
+    /// The next row, in the writer's [`Order`].
     pub fn push(&mut self, row: [&[u8]; 4]) -> io::Result<()> {
         if self.rows >= u64::from(u32::MAX) {
             // .s.offsets counts rows in a u32 (reference §9).
@@ -92,7 +157,11 @@ impl SidecarWriter {
                 "a version holds at most 2^32 - 1 rows (.s.offsets counts them in 32 bits)",
             ));
         }
-        let mut ids = [self.subjects.push(row[0], self.rows)?, 0, 0, 0];
+        let subject = match &mut self.subjects {
+            Subjects::Ranked(column) => column.push(row[0], self.rows)?,
+            Subjects::Interned(interner) => interner.id(row[0]),
+        };
+        let mut ids = [subject, 0, 0, 0];
         for c in 0..3 {
             ids[c + 1] = self.others[c].id(row[c + 1]);
         }
@@ -108,34 +177,54 @@ impl SidecarWriter {
     /// Spills the largest map once the maps together hold more than the
     /// budget; the next row starts that column's new epoch.
     fn spill_if_over_budget(&mut self) -> io::Result<()> {
-        let held: usize = self.others.iter().map(|i| i.held).sum();
+        let subjects = match &self.subjects {
+            Subjects::Interned(interner) => interner.held,
+            Subjects::Ranked(_) => 0,
+        };
+        let held: usize = subjects + self.others.iter().map(|i| i.held).sum::<usize>();
         if held <= self.budget {
             return Ok(());
         }
-        let largest = (0..3).max_by_key(|&c| self.others[c].held).unwrap_or(0);
-        self.others[largest].spill(self.rows)
+        let rows = self.rows;
+        let mut interners: Vec<&mut Interner> = self.others.iter_mut().collect();
+        if let Subjects::Interned(interner) = &mut self.subjects {
+            interners.push(interner);
+        }
+        match interners.into_iter().max_by_key(|i| i.held) {
+            Some(largest) => largest.spill(rows),
+            None => Ok(()),
+        }
     }
 
     /// Writes the 11 sidecars (each fsynced) for row groups of `rg_sizes`
     /// rows, which must add up to the rows pushed.
     pub fn finish(self, rg_sizes: &[usize]) -> io::Result<Built> {
-        let SidecarWriter { dir, spill, subjects, others, ids, ids_path, rows, mode, .. } = self;
+        let SidecarWriter { base, spill, subjects, others, ids, ids_path, rows, mode, budget } = self;
+        let self_budget = budget;
         if rg_sizes.iter().map(|&n| n as u64).sum::<u64>() != rows {
             return Err(io::Error::other("row-group sizes do not add up to the rows"));
         }
         drop(ids.into_inner().map_err(|e| e.into_error())?);
-        let path = |i: usize| dir.join(format!("{}{}", crate::store::versions::layout::BASE, SUFFIXES[i]));
+        let path = |i: usize| super::sidecar_path(&base, SUFFIXES[i]);
         let mut mismatches = Vec::new();
         // The four dictionaries are independent: each is written on a thread
         // of its own (sorting the distinct objects and writing the files of
         // one column after another was the last tenth of an import, on one
         // core).
         let (subjects, others) = std::thread::scope(|scope| {
-            let s_path = path(0);
+            let (s_path, s_spill) = (path(0), &spill);
             let subjects = scope.spawn(move || {
                 let mut found = Vec::new();
-                let n = subjects.finish(&s_path, rows, !rg_sizes.is_empty(), mode, &mut found)?;
-                Ok((n, found))
+                let (n, epochs) = match subjects {
+                    Subjects::Ranked(column) => {
+                        (column.finish(&s_path, rows, !rg_sizes.is_empty(), mode, &mut found)?, None)
+                    }
+                    Subjects::Interned(interner) => {
+                        let merged = interner.finish(&s_path, s_spill, mode, &mut found)?;
+                        (merged.tokens, Some(merged.epochs))
+                    }
+                };
+                Ok((n, epochs, found))
             });
             let others = others.map(|interner| {
                 let (c_path, spill) = (path(interner.column), &spill);
@@ -147,7 +236,7 @@ impl SidecarWriter {
             });
             (joined(subjects), others.map(joined))
         });
-        let (n_s, found) = subjects?;
+        let (n_s, subject_ranks, found) = subjects?;
         mismatches.extend(found);
         let mut tokens = [n_s, 0, 0, 0];
         let mut graphs = 0;
@@ -162,8 +251,16 @@ impl SidecarWriter {
             ranks.push(merged.epochs);
         }
         let ranks: [Epochs; 3] = ranks.try_into().map_err(|_| io::Error::other("three columns"))?;
-        replay(&dir, &ids_path, rg_sizes, tokens, ranks, mode, &mut mismatches)?;
+        let runs = match subject_ranks {
+            Some(epochs) => Some((epochs, SubjectRuns::create(&spill)?)),
+            None => None,
+        };
+        let runs = replay(&base, &ids_path, rg_sizes, tokens, ranks, runs, mode, &mut mismatches)?;
         std::fs::remove_file(&ids_path)?;
+        if let Some(runs) = runs {
+            let any_row_groups = !rg_sizes.is_empty();
+            mismatches.extend(runs.finish(&path(10), n_s, rows, any_row_groups, self_budget, mode)?);
+        }
         Ok(Built { graphs, tokens, mismatches })
     }
 }
@@ -174,17 +271,20 @@ fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, io::Result<T>>) -> io::Re
 }
 
 /// Reads the id stream back a row group at a time, turns temporary ids into
-/// ranks, and writes the id-based sidecars.
+/// ranks, and writes the id-based sidecars. With interned subjects (`runs`),
+/// their ranks too, and each subject's runs are noted for `.s.offsets`.
+#[allow(clippy::too_many_arguments)] // one call site, each argument a different thing
 fn replay(
-    dir: &Path,
+    base: &Path,
     ids_path: &Path,
     rg_sizes: &[usize],
     tokens: [u32; 4],
     mut ranks: [Epochs; 3],
+    mut runs: Option<(Epochs, SubjectRuns)>,
     mode: Mode,
     mismatches: &mut Vec<Mismatch>,
-) -> io::Result<()> {
-    let mut parts = PartsWriter::create(dir, rg_sizes.len() as u32, tokens, mode)?;
+) -> io::Result<Option<SubjectRuns>> {
+    let mut parts = PartsWriter::create(base, rg_sizes.len() as u32, tokens, mode)?;
     let mut stream = BufReader::with_capacity(BUF, File::open(ids_path)?);
     let mut row = 0u64;
     let mut rows = Vec::new();
@@ -197,6 +297,10 @@ fn replay(
                 u32::from_le_bytes([bytes[4 * c], bytes[4 * c + 1], bytes[4 * c + 2], bytes[4 * c + 3]])
             });
             let mut ids = [tmp[0], 0, 0, 0];
+            if let Some((subject_ranks, noted)) = &mut runs {
+                ids[0] = subject_ranks.rank(row, tmp[0])?;
+                noted.see(ids[0], row)?;
+            }
             for c in 0..3 {
                 ids[c + 1] = ranks[c].rank(row, tmp[c + 1])?;
             }
@@ -206,7 +310,104 @@ fn replay(
         parts.add_row_group(&rows)?;
     }
     mismatches.extend(parts.finish()?);
-    Ok(())
+    Ok(runs.map(|(_, noted)| noted))
+}
+
+/// `.s.offsets` for rows in any order. A subject's range is its last
+/// contiguous run (the writer's rule, reference §9), so runs are appended to
+/// a temp file as they close, in row order; the file is then read once per
+/// slice of ranks whose table fits the budget, a later run of a subject
+/// overwriting an earlier one, and each slice is appended to the output.
+struct SubjectRuns {
+    runs: BufWriter<File>,
+    path: PathBuf,
+    /// The open run: its subject's rank and first row.
+    open: Option<(u32, u64)>,
+}
+
+/// Bytes of one closed run in the temp file: rank, start, end.
+const RUN_LEN: usize = 20;
+
+impl SubjectRuns {
+    fn create(spill: &Path) -> io::Result<Self> {
+        let path = spill.join("subject-runs");
+        Ok(SubjectRuns { runs: BufWriter::with_capacity(BUF, scratch(&path)?), path, open: None })
+    }
+
+    /// Row `row` has the subject of rank `rank`.
+    fn see(&mut self, rank: u32, row: u64) -> io::Result<()> {
+        match self.open {
+            Some((open, _)) if open == rank => Ok(()),
+            Some((open, start)) => {
+                self.open = Some((rank, row));
+                self.close(open, start, row)
+            }
+            None => {
+                self.open = Some((rank, row));
+                Ok(())
+            }
+        }
+    }
+
+    fn close(&mut self, rank: u32, start: u64, end: u64) -> io::Result<()> {
+        let mut run = [0u8; RUN_LEN];
+        run[..4].copy_from_slice(&rank.to_le_bytes());
+        run[4..12].copy_from_slice(&start.to_le_bytes());
+        run[12..].copy_from_slice(&end.to_le_bytes());
+        self.runs.write_all(&run)
+    }
+
+    /// Writes (or compares) `.s.offsets` at `path`; it does not exist
+    /// without row groups or subjects (the writer rule).
+    fn finish(
+        mut self,
+        path: &Path,
+        n_s: u32,
+        rows: u64,
+        any_row_groups: bool,
+        budget: usize,
+        mode: Mode,
+    ) -> io::Result<Option<Mismatch>> {
+        if let Some((open, start)) = self.open.take() {
+            self.close(open, start, rows)?;
+        }
+        let mut runs = self.runs.into_inner().map_err(|e| e.into_error())?;
+        let found = if !any_row_groups || n_s == 0 {
+            Out::absent(path, mode)?
+        } else {
+            let mut out = Out::create(path, mode, 0)?;
+            out.append(&s_offsets::encode_header(n_s, rows as u32))?;
+            let slice = (budget / 16).clamp(1 << 12, 1 << 26) as u32;
+            let mut table = Vec::new();
+            let mut first = 0u32;
+            while first < n_s {
+                let last = first.saturating_add(slice).min(n_s);
+                table.clear();
+                table.resize(16 * (last - first) as usize, 0u8);
+                runs.seek(SeekFrom::Start(0))?;
+                let mut reader = BufReader::with_capacity(BUF, &mut runs);
+                let mut run = [0u8; RUN_LEN];
+                loop {
+                    match reader.read_exact(&mut run) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
+                        Err(e) => return Err(e),
+                    }
+                    let rank = u32::from_le_bytes([run[0], run[1], run[2], run[3]]);
+                    if (first..last).contains(&rank) {
+                        let at = 16 * (rank - first) as usize;
+                        table[at..at + 16].copy_from_slice(&run[4..]);
+                    }
+                }
+                out.append(&table)?;
+                first = last;
+            }
+            out.finish()?
+        };
+        drop(runs);
+        std::fs::remove_file(&self.path)?;
+        Ok(found)
+    }
 }
 
 /// What [`SidecarWriter`] does with the bytes it produces.
@@ -378,8 +579,8 @@ struct SubjectColumn {
 }
 
 impl SubjectColumn {
-    fn new(dir: &Path, spill: &Path, mode: Mode) -> io::Result<Self> {
-        let ranges_path = dir.join(format!("{}{}", crate::store::versions::layout::BASE, SUFFIXES[10]));
+    fn new(base: &Path, spill: &Path, mode: Mode) -> io::Result<Self> {
+        let ranges_path = super::sidecar_path(base, SUFFIXES[10]);
         // The header is put last, when the counts are known.
         let ranges = Out::create(&ranges_path, mode, s_offsets::HEADER_LEN)?;
         Ok(SubjectColumn {
@@ -394,6 +595,9 @@ impl SubjectColumn {
     /// The id of the subject of row `row`.
     fn push(&mut self, token: &[u8], row: u64) -> io::Result<u32> {
         if self.count == 0 || self.last != token {
+            if self.count > 0 && token < &self.last[..] {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, OutOfOrder { row }));
+            }
             if self.count > 0 {
                 self.close_run(row)?;
             }
@@ -800,8 +1004,8 @@ struct PartsWriter {
 }
 
 impl PartsWriter {
-    fn create(dir: &Path, num_rgs: u32, tokens: [u32; 4], mode: Mode) -> io::Result<Self> {
-        let path = |i: usize| dir.join(format!("{}{}", crate::store::versions::layout::BASE, SUFFIXES[i]));
+    fn create(base: &Path, num_rgs: u32, tokens: [u32; 4], mode: Mode) -> io::Result<Self> {
+        let path = |i: usize| super::sidecar_path(base, SUFFIXES[i]);
         let mut presence = Vec::with_capacity(4);
         for (c, &n) in tokens.iter().enumerate() {
             presence.push(BitRows::create(&path(4 + c), num_rgs, n, mode)?);
@@ -1103,10 +1307,20 @@ mod tests {
     }
 
     fn written(rows: &[[String; 4]], rg_sizes: &[usize], budget: usize) -> Vec<(&'static str, Vec<u8>)> {
+        written_in(rows, rg_sizes, budget, Order::Spog)
+    }
+
+    fn written_in(
+        rows: &[[String; 4]],
+        rg_sizes: &[usize],
+        budget: usize,
+        order: Order,
+    ) -> Vec<(&'static str, Vec<u8>)> {
         let dir = tempfile::tempdir().unwrap();
         let spill = dir.path().join("spill");
         std::fs::create_dir(&spill).unwrap();
-        let mut w = SidecarWriter::new(dir.path(), &spill, budget, Mode::Write).unwrap();
+        let base = dir.path().join(crate::store::versions::layout::BASE);
+        let mut w = SidecarWriter::with_order(&base, &spill, budget, Mode::Write, order).unwrap();
         w.budget = budget; // below new()'s floor, to force many epochs
         for r in rows {
             w.push(std::array::from_fn(|c| r[c].as_bytes())).unwrap();
@@ -1136,6 +1350,45 @@ mod tests {
             let expected = crate::store::sidecars::build(&rows, &sizes).files();
             prop_assert_eq!(written(&rows, &sizes, budget), expected);
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Rows in any order, repeated rows and runs of a subject split
+        /// apart included: the same files as the in-memory builder, whose
+        /// `.s.offsets` keeps each subject's last contiguous run.
+        #[test]
+        fn rows_in_any_order_give_the_in_memory_build(
+            sorted in rows(),
+            seed in any::<u64>(),
+            repeats in 0usize..20,
+            rg_size in 1usize..70,
+            budget in prop_oneof![Just(0usize), 100usize..2000, Just(1usize << 30)],
+        ) {
+            let mut rows = sorted;
+            let mut rng = seed;
+            let mut next = move || { rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407); (rng >> 33) as usize };
+            for _ in 0..repeats.min(rows.len()) {
+                let r = rows[next() % rows.len()].clone();
+                rows.push(r);
+            }
+            for i in (1..rows.len()).rev() {
+                rows.swap(i, next() % (i + 1));
+            }
+            let sizes: Vec<usize> = (0..rows.len()).step_by(rg_size).map(|i| rg_size.min(rows.len() - i)).collect();
+            let expected = crate::store::sidecars::build(&rows, &sizes).files();
+            prop_assert_eq!(written_in(&rows, &sizes, budget, Order::Any), expected);
+        }
+    }
+
+    #[test]
+    fn a_subject_out_of_spog_order_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SidecarWriter::new(dir.path(), dir.path(), 1 << 20, Mode::Write).unwrap();
+        w.push([b"<s2>", b"<p>", b"<o>", b"DEFAULT"]).unwrap();
+        let e = w.push([b"<s1>", b"<p>", b"<o>", b"DEFAULT"]).unwrap_err();
+        assert!(OutOfOrder::is(&e), "{e}");
+        assert!(e.to_string().contains("row 1"), "{e}");
     }
 
     #[test]

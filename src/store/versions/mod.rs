@@ -16,7 +16,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::format::deltalog::{self, Detail};
 use crate::store::fsutil::{replace_symlink, utc_timestamp};
 use crate::store::log::writer::WriterLock;
 use crate::store::versions::open::read_marker;
@@ -112,12 +111,14 @@ fn pid_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// `.vN.compact-tmp.<pid>`, `.current.tmp.<pid>`, `data.deltalog.tmp.<pid>`,
+/// `.vN.compact-tmp.<pid>`, `.vN.rebuild-tmp.<pid>`, `.current.tmp.<pid>`, `data.deltalog.tmp.<pid>`,
 /// `.data.deltalog.new.<pid>`: what each is, and the pid in its name.
 fn classify(name: &str) -> Option<(&'static str, Option<u32>)> {
     let pid = |s: &str| s.rsplit('.').next().and_then(|p| p.parse::<u32>().ok());
     if name.starts_with('.') && name.contains(".compact-tmp.") {
         Some(("interrupted compaction (temp version dir)", pid(name)))
+    } else if name.starts_with('.') && name.contains(crate::store::sidecars::rebuild::TEMP_INFIX) {
+        Some(("interrupted sidecar rebuild (temp dir)", pid(name)))
     } else if name.starts_with(".current.tmp.") {
         Some(("interrupted `current` swap (temp symlink)", pid(name)))
     } else if name.starts_with(&format!("{LOG}.tmp.")) || name.starts_with(&format!(".{LOG}.new.")) {
@@ -204,28 +205,27 @@ pub fn gc_apply(chunk: &Path, keep: usize, wait: Option<Duration>) -> Result<GcP
 /// What the log holds, for `rollback`'s refusal.
 #[derive(Clone, Debug)]
 pub struct LogContents {
+    /// Committed batches a reader sees.
     pub batches: usize,
+    /// Valid batches behind damage: committed writes no reader reaches until
+    /// `repair truncate-torn-tail` cuts them off (keeping a copy).
+    pub hidden: usize,
     pub entries: usize,
     pub epochs: Option<(u64, u64)>,
     pub bytes: u64,
 }
 
+/// The log as the log module reads it (one decoder, one set of tail rules).
 pub fn log_contents(chunk: &Path) -> Result<LogContents, StoreError> {
-    let path = chunk.join(LOG);
-    let bytes = match fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => deltalog::encode_header(),
-        Err(e) => return Err(StoreError::io(&path, e)),
-    };
-    let log =
-        deltalog::decode_with(&bytes, Detail::None).result.map_err(|e| StoreError::from_format(&path, &e))?;
-    let lo = log.batches.iter().map(|b| b.batch.epoch).min();
-    let hi = log.batches.iter().map(|b| b.batch.epoch).max();
+    let log = crate::store::log::Log::read_or_empty(&chunk.join(LOG))?;
+    let lo = log.frames.iter().map(|b| b.batch.epoch).min();
+    let hi = log.frames.iter().map(|b| b.batch.epoch).max();
     Ok(LogContents {
-        batches: log.batches.len(),
-        entries: log.batches.iter().map(|b| b.batch.entries.len()).sum(),
+        batches: log.frames.len(),
+        hidden: log.tail.hidden().len(),
+        entries: log.frames.iter().map(|b| b.batch.entries.len()).sum(),
         epochs: lo.zip(hi),
-        bytes: bytes.len() as u64,
+        bytes: log.bytes.len() as u64,
     })
 }
 
@@ -244,6 +244,17 @@ pub fn rollback(chunk: &Path, to: &str, force: bool, wait: Option<Duration>) -> 
         ));
     }
     let log = log_contents(chunk)?;
+    if log.hidden > 0 && !force {
+        return Err(StoreError::not_a_store(
+            &chunk.join(LOG),
+            format!(
+                "has damage with {} behind it: committed writes that would count as {to}'s once the damage is cut. \
+                 `cottas-tui verify` shows the damage, `cottas-tui repair truncate-torn-tail` cuts it (keeping a copy); \
+                 or pass --force to accept that",
+                crate::text::plural(log.hidden, "valid batch", "valid batches"),
+            ),
+        ));
+    }
     if log.batches > 0 && !force {
         return Err(StoreError::not_a_store(
             &chunk.join(LOG),
