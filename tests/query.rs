@@ -161,6 +161,9 @@ fn result_formats() {
     assert!(xml.contains("<sparql") && xml.contains("<literal>Bob</literal>"));
     let table = text(q(&s, NAMES, &["--format", "table"]));
     assert!(table.contains("?name") && table.contains("(2 rows)"), "{table}");
+    // `SELECT *`: the variables in the order the query names them, not by name.
+    let star = text(q(&s, "SELECT * { ?s ?p ?o } LIMIT 1", &["--format", "csv"]));
+    assert_eq!(star.lines().next(), Some("s,p,o"), "{star}");
     // Columns line up in terminal columns: the CJK characters and the emoji
     // take two each, so "東京😀" in quotes is 8 wide, as wide as "ab" and
     // four spaces.

@@ -64,10 +64,40 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         x if x.ends_with('G') => (&x[..x.len() - 1], 1 << 30),
         x => (x, 1),
     };
-    num.trim()
-        .parse::<f64>()
-        .map(|n| (n * mult as f64) as usize)
-        .map_err(|_| format!("{s:?} is not a size like 512M or 2G"))
+    let malformed = || format!("{s:?} is not a size like 512M or 2G");
+    let n = num.trim();
+    // Digits and at most one point: no sign, exponent, `inf` or `NaN`.
+    let digits = n.chars().filter(|c| c.is_ascii_digit()).count();
+    if digits == 0 || n.chars().any(|c| !c.is_ascii_digit() && c != '.') || n.matches('.').count() > 1 {
+        return Err(if n.starts_with('-') {
+            format!("{s:?}: a size cannot be negative")
+        } else {
+            malformed()
+        });
+    }
+    let bytes = n.parse::<f64>().map_err(|_| malformed())? * mult as f64;
+    if bytes >= usize::MAX as f64 {
+        return Err(format!("{s:?} is larger than this machine can address"));
+    }
+    Ok(bytes as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_and_negative_or_malformed_ones_are_refused() {
+        for (text, bytes) in
+            [("512M", 512 << 20), ("2G", 2 << 30), ("1.5k", 1536), ("64 MiB", 64 << 20), ("7", 7)]
+        {
+            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        }
+        assert!(parse_size("-1G").unwrap_err().contains("cannot be negative"));
+        for bad in ["", "G", "1e3", "inf", "NaN", "1.2.3M", "+5M", "5X", "99999999999999999999G"] {
+            assert!(parse_size(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
 }
 
 pub fn run_import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {

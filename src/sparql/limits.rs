@@ -17,6 +17,7 @@
 use spargebra::algebra::{
     AggregateExpression, Expression, GraphPattern, OrderExpression, PropertyPathExpression,
 };
+use spargebra::term::Variable;
 use spargebra::{GraphUpdateOperation, Query, SparqlParser, Update};
 
 use super::syntax::{self, Request};
@@ -390,11 +391,37 @@ pub enum Refusal {
 /// algebra's depth.
 pub fn parse_query(parser: SparqlParser, text: &str) -> Result<Query, Refusal> {
     check_text(text).map_err(Refusal::Limit)?;
-    let query = parser
+    let mut query = parser
         .parse_query(text)
         .map_err(|e| Refusal::Syntax(syntax::describe(text, &e.to_string(), Request::Query)))?;
     check_query(&query).map_err(Refusal::Limit)?;
+    if let Some(order) = syntax::star_variables_in_order(text) {
+        star_in_order_of_appearance(&mut query, &order);
+    }
     Ok(query)
+}
+
+/// `SELECT *` lists its variables in the order they first appear in the
+/// text (`order`), as Oxigraph's and Jena's results do and a reader of the
+/// query expects (`?s ?p ?o`); spargebra sorts them by name (`?o ?p ?s`).
+/// The outermost projection is reordered; a variable the text does not name
+/// (none, for text spargebra parsed) would keep its place after the others.
+fn star_in_order_of_appearance(query: &mut Query, order: &[&str]) {
+    let Query::Select { pattern, .. } = query else { return };
+    let mut node = pattern;
+    loop {
+        node = match node {
+            GraphPattern::Slice { inner, .. }
+            | GraphPattern::Distinct { inner }
+            | GraphPattern::Reduced { inner } => inner,
+            GraphPattern::Project { variables, .. } => {
+                let place = |v: &Variable| order.iter().position(|n| *n == v.as_str()).unwrap_or(order.len());
+                variables.sort_by_key(place);
+                return;
+            }
+            _ => return,
+        };
+    }
 }
 
 /// Parses an update request within the bounds.
@@ -458,6 +485,35 @@ pub fn on_request_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The outermost projection's variable names, in order.
+    fn projected(text: &str) -> Vec<String> {
+        let query = parse_query(SparqlParser::new(), text).unwrap();
+        let Query::Select { pattern, .. } = &query else { panic!("not a SELECT") };
+        let mut node = pattern;
+        loop {
+            node = match node {
+                GraphPattern::Slice { inner, .. } | GraphPattern::Distinct { inner } => inner,
+                GraphPattern::Project { variables, .. } => {
+                    return variables.iter().map(|v| v.as_str().to_string()).collect()
+                }
+                other => panic!("no projection: {other:?}"),
+            };
+        }
+    }
+
+    #[test]
+    fn select_star_lists_variables_in_order_of_appearance() {
+        assert_eq!(projected("SELECT * { ?s ?p ?o }"), ["s", "p", "o"]);
+        assert_eq!(
+            projected("select distinct * where { ?x <http://e/p> ?b . ?a <http://e/q> ?x } LIMIT 3"),
+            ["x", "b", "a"]
+        );
+        assert_eq!(projected("PREFIX e: <http://e/> SELECT * { ?z e:p ?y BIND(1 AS ?a) }"), ["z", "y", "a"]);
+        // An explicit list keeps its order, and a subquery's `*` is not the query's.
+        assert_eq!(projected("SELECT ?o ?s { ?s ?p ?o }"), ["o", "s"]);
+        assert_eq!(projected("SELECT ?x ?y { { SELECT * { ?y ?p ?x } } }"), ["x", "y"]);
+    }
 
     #[test]
     fn brackets_in_strings_iris_and_comments_do_not_count() {

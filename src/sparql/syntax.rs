@@ -24,6 +24,27 @@ mod scan;
 pub use explain::Request;
 use scan::Pos;
 
+/// When the query's own (outermost) SELECT is `SELECT *` (with or without
+/// DISTINCT or REDUCED; the first SELECT in the text is the outermost, a
+/// subquery's comes after it), the variable names of the text in order of
+/// first appearance. For text spargebra accepted.
+pub fn star_variables_in_order(text: &str) -> Option<Vec<&str>> {
+    let scanned = scan::scan(text);
+    let mut after = scanned.tokens.iter().skip_while(|t| !t.is_word("SELECT")).skip(1);
+    let next = after.by_ref().find(|t| !t.is_word("DISTINCT") && !t.is_word("REDUCED"));
+    if !next.is_some_and(|t| t.is('*')) {
+        return None;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for t in after.filter(|t| t.kind == scan::Kind::Var) {
+        let name = &t.text[1..];
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Some(names)
+}
+
 /// `error` (spargebra's message for `text`) as a person should read it.
 /// Messages that are not a position and an expected set pass unchanged.
 pub fn describe(text: &str, error: &str, request: Request) -> String {
