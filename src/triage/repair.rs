@@ -104,7 +104,14 @@ pub fn plan_rebuild_sidecars(chunk: &Path, version: &str) -> Result<RepairPlan, 
     let changing: Vec<String> = actions
         .iter()
         .filter(|(_, a)| *a != rebuild::Action::Kept)
-        .map(|(n, a)| format!("{}: {}", dir.join(n).display(), planned(a)))
+        .map(|(n, a)| {
+            let what = if n == digests::BLOCKS {
+                "no longer describes the sidecars: rewritten with the digests"
+            } else {
+                planned(a)
+            };
+            format!("{}: {what}", dir.join(n).display())
+        })
         .collect();
     if changing.is_empty() {
         let line =
