@@ -18,12 +18,29 @@ pub fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// fsynced. A kill part way leaves only the `.partial` file. Backups are
 /// made this way: one under its own name can be trusted.
 pub fn copy_whole(from: &Path, to: &Path) -> io::Result<()> {
-    let mut partial = to.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = std::path::PathBuf::from(partial);
+    let partial = partial_of(to);
     fs::copy(from, &partial)?;
     File::open(&partial)?.sync_all()?;
-    fs::rename(&partial, to)?;
+    publish(&partial, to)
+}
+
+/// Writes `bytes` to `to` so that a reader finds the old file or the new
+/// one, whole, never a part: as [`copy_whole`], from memory.
+pub fn write_whole(to: &Path, bytes: &[u8]) -> io::Result<()> {
+    let partial = partial_of(to);
+    write_synced(&partial, bytes)?;
+    publish(&partial, to)
+}
+
+fn partial_of(to: &Path) -> std::path::PathBuf {
+    let mut partial = to.as_os_str().to_owned();
+    partial.push(".partial");
+    std::path::PathBuf::from(partial)
+}
+
+/// Renames the fsynced `partial` to `to` and fsyncs the directory.
+fn publish(partial: &Path, to: &Path) -> io::Result<()> {
+    fs::rename(partial, to)?;
     sync_dir(to.parent().unwrap_or(Path::new(".")))
 }
 

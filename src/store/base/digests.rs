@@ -17,7 +17,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::format::blocks::{Table, TableBuilder, BLOCK_SIZE};
-use crate::store::fsutil::write_synced;
+use crate::store::fsutil::write_whole;
 use crate::store::sidecars::checked::map_file;
 use crate::store::sidecars::SUFFIXES;
 use crate::store::versions::layout::BASE;
@@ -167,18 +167,19 @@ fn compute(dir: &Path, tables: &[Table]) -> Result<Digests, StoreError> {
 }
 
 /// Computes and writes `dir/cottas-tui.blocks`, then
-/// `dir/cottas-tui.digests.json` (each fsynced). The block table goes first:
+/// `dir/cottas-tui.digests.json`, each whole or not at all (a kill leaves
+/// the old file or the new one, never a part). The block table goes first:
 /// a reader uses it only when the JSON's whole-file digest of the same
 /// sidecar agrees with the one the table was made for.
 pub fn write(dir: &Path) -> Result<Digests, StoreError> {
     let tables = sidecar_tables(dir)?;
     let path = dir.join(BLOCKS);
-    write_synced(&path, &crate::format::blocks::encode(&tables)).map_err(|e| StoreError::write(&path, e))?;
+    write_whole(&path, &crate::format::blocks::encode(&tables)).map_err(|e| StoreError::write(&path, e))?;
     let d = compute(dir, &tables)?;
     let path = dir.join(DIGESTS);
     let mut text = serde_json::to_string_pretty(&d).unwrap_or_default();
     text.push('\n');
-    write_synced(&path, text.as_bytes()).map_err(|e| StoreError::write(&path, e))?;
+    write_whole(&path, text.as_bytes()).map_err(|e| StoreError::write(&path, e))?;
     Ok(d)
 }
 

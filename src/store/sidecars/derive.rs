@@ -42,7 +42,8 @@ impl DeriveError {
 
 /// Writes (or, in [`Mode::Compare`], compares) the 11 sidecars of `base`
 /// as those of the base path `out` (each at `out` plus its suffix: `base`'s
-/// own path to compare them in place, a path in a temp dir to write new ones). `spill` is an empty directory for temp files (left empty);
+/// own path to compare them in place, a path in a temp dir to write new
+/// ones). `spill` is an empty directory for temp files (left empty);
 /// `budget` is what the writer's token maps may hold.
 pub fn derive(
     base: &Base,
@@ -52,17 +53,21 @@ pub fn derive(
     mode: Mode,
     progress: OnProgress,
 ) -> Result<Built, DeriveError> {
+    let done = |result: Result<Built, Stop>| match result {
+        Ok(built) => Ok(built),
+        Err(Stop::Failed(e)) => Err(e),
+        // Only `Order::Spog` stops for this; [`Order::Any`] takes any row.
+        Err(Stop::OutOfOrder) => Err(DeriveError::Io(StoreError::format_anywhere(
+            base.path(),
+            "rows out of order where any order is taken",
+        ))),
+    };
     match pass(base, out, spill, budget, mode, Order::Spog, progress) {
         Err(Stop::OutOfOrder) => {
             empty(spill).map_err(|e| DeriveError::Io(StoreError::write(spill, e)))?;
-            match pass(base, out, spill, budget, mode, Order::Any, progress) {
-                Err(Stop::OutOfOrder) => unreachable!("any order is never out of order"),
-                Err(Stop::Failed(e)) => Err(e),
-                Ok(built) => Ok(built),
-            }
+            done(pass(base, out, spill, budget, mode, Order::Any, progress))
         }
-        Err(Stop::Failed(e)) => Err(e),
-        Ok(built) => Ok(built),
+        first => done(first),
     }
 }
 

@@ -106,7 +106,7 @@ fn remove_dead_temp_dirs(dir: &Path) {
     for entry in entries.flatten() {
         let file_name = entry.file_name().to_string_lossy().into_owned();
         let Some(pid) = file_name.strip_prefix(&prefix).and_then(|p| p.parse::<u32>().ok()) else { continue };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        if !crate::store::versions::pid_alive(pid) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }

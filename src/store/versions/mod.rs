@@ -107,7 +107,8 @@ fn inspect_version(number: u64, path: PathBuf, current: Option<&str>) -> Version
     info
 }
 
-fn pid_alive(pid: u32) -> bool {
+/// Whether the process `pid` still runs (the pid in a temp file's name).
+pub fn pid_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
