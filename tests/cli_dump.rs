@@ -144,11 +144,7 @@ fn a_bad_checksum_is_red_in_the_hex_view() {
 
 #[test]
 fn parquet_footer_summary() {
-    let Some(shared) = common::shared() else {
-        common::missing("../shared not present");
-        return;
-    };
-    let o = dump(&["--json"], &shared.join("data/pycottas_small.cottas"));
+    let o = dump(&["--json"], &common::pycottas_small("cottas"));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["kind"], "cottas-parquet");
@@ -159,7 +155,7 @@ fn parquet_footer_summary() {
     assert!(cols.iter().all(|c| c["codec"] == "ZSTD"));
 
     // A truncated copy loses its footer magic.
-    let bytes = std::fs::read(shared.join("data/pycottas_small.cottas")).unwrap();
+    let bytes = std::fs::read(common::pycottas_small("cottas")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("data.cottas");
     std::fs::write(&p, &bytes[..bytes.len() - 3]).unwrap();
@@ -243,10 +239,7 @@ fn footer_field_spans_agree_with_the_parquet_crate() {
     use cottas_tui::format::parquet::{footer_fields, read_footer};
     let dir = tempfile::tempdir().unwrap();
     let ours = common::sample_store(dir.path()).join("v1/data.cottas");
-    let mut files = vec![std::fs::read(ours).unwrap()];
-    if let Some(shared) = common::shared() {
-        files.push(std::fs::read(shared.join("data/pycottas_small.cottas")).unwrap());
-    }
+    let files = vec![std::fs::read(ours).unwrap(), std::fs::read(common::pycottas_small("cottas")).unwrap()];
     for bytes in files {
         let (spans, err) = footer_fields(&bytes);
         assert!(err.is_none(), "{err:?}");

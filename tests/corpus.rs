@@ -26,13 +26,8 @@ fn update(chunk: &Path, text: &str) {
     cli(&["update", "-e", text], chunk);
 }
 
-/// The corpus, and the byte the torn chunk's log was cut at; `None`
-/// without ../shared (the pycottas-made file).
-fn corpus(root: &Path) -> Option<u64> {
-    let Some(shared) = common::shared() else {
-        common::missing("../shared (pycottas_small.cottas) is absent");
-        return None;
-    };
+/// The corpus, and the byte the torn chunk's log was cut at.
+fn corpus(root: &Path) -> u64 {
     let ours = common::sample_store(root);
     std::fs::rename(&ours, root.join("pending")).unwrap();
     let pending = root.join("pending");
@@ -52,7 +47,7 @@ fn corpus(root: &Path) -> Option<u64> {
 
     let py = root.join("py/v1");
     std::fs::create_dir_all(&py).unwrap();
-    std::fs::copy(shared.join("data/pycottas_small.cottas"), py.join("data.cottas")).unwrap();
+    std::fs::copy(common::pycottas_small("cottas"), py.join("data.cottas")).unwrap();
 
     let torn = root.join("torn");
     std::fs::rename(common::sample_store(&root.join("t")), &torn).unwrap();
@@ -68,7 +63,7 @@ fn corpus(root: &Path) -> Option<u64> {
     let deep = root.join("a/b/c");
     std::fs::create_dir_all(deep.parent().unwrap()).unwrap();
     std::fs::rename(common::sample_store(&root.join("a/b")), &deep).unwrap();
-    Some(len)
+    len
 }
 
 /// One chunk's entry in a `--json` listing.
@@ -84,9 +79,7 @@ fn chunk_names(json: &serde_json::Value) -> Vec<String> {
 fn list_finds_every_chunk_within_the_depth_and_says_what_is_pending() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    if corpus(root).is_none() {
-        return;
-    }
+    corpus(root);
     let out = run(&["list", "--json", "--depth", "2"], root);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["schema"], "cottas-tui.corpus-list/1");
@@ -114,7 +107,7 @@ fn list_finds_every_chunk_within_the_depth_and_says_what_is_pending() {
 fn verify_runs_every_chunk_and_exits_with_the_worst() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let Some(torn_at) = corpus(root) else { return };
+    let torn_at = corpus(root);
     let out = run(&["verify", "--jobs", "2", "--depth", "2"], root);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
@@ -160,9 +153,7 @@ fn a_root_without_chunks_or_a_missing_root_is_an_error_that_names_it() {
 fn compact_folds_the_chunks_over_the_threshold_and_a_dry_run_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    if corpus(root).is_none() {
-        return;
-    }
+    corpus(root);
     let count = |chunk: &str| {
         cli(
             &["query", "-e", "SELECT (COUNT(*) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }"],

@@ -46,12 +46,8 @@ fn damaged_footers_are_refused_by_every_command_without_a_panic() {
 /// prunes nothing: the answers are those of the undamaged file.
 #[test]
 fn a_damaged_bloom_filter_prunes_nothing_and_panics_nowhere() {
-    let Some(shared) = common::shared() else {
-        common::missing("../shared");
-        return;
-    };
     let damaged = repo().join("fixtures/damaged-bloom/pycottas-small.cottas");
-    let pristine = shared.join("data/pycottas_small.cottas");
+    let pristine = common::pycottas_small("cottas");
     let queries = [
         "SELECT (COUNT(*) AS ?n) WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }",
         "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o",

@@ -63,11 +63,6 @@ fn import_nq(src: &Path, out: &Path) {
     import::import(&ImportOptions::new(vec![src.to_path_buf()], out.to_path_buf()), |_| {}).unwrap();
 }
 
-fn small_nq() -> Option<PathBuf> {
-    let s = common::shared()?.join("data/pycottas_small.nq");
-    s.exists().then_some(s)
-}
-
 const DUCKDB_ROWS: &str = r#"
 import duckdb, json, sys
 rows = duckdb.sql(f"SELECT s, p, o, g FROM read_parquet('{sys.argv[1]}')").fetchall()
@@ -77,7 +72,7 @@ print(json.dumps([list(r) for r in rows]))
 #[test]
 fn duckdb_reads_our_base_row_for_row() {
     let Some(py3) = python() else { return };
-    let Some(nq) = small_nq() else { return common::missing("../shared absent") };
+    let nq = common::pycottas_small("nq");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("chunk");
     import_nq(&nq, &out);
@@ -96,7 +91,7 @@ print(json.dumps([[list(r) for r in pycottas.search(sys.argv[1], p)] for p in js
 #[test]
 fn pycottas_search_on_our_file_matches_our_lookups() {
     let Some(py3) = python() else { return };
-    let Some(nq) = small_nq() else { return common::missing("../shared absent") };
+    let nq = common::pycottas_small("nq");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("chunk");
     import_nq(&nq, &out);
@@ -155,7 +150,7 @@ print(json.dumps(True))
 #[test]
 fn we_read_pycottas_output_with_the_same_quads() {
     let Some(py3) = python() else { return };
-    let Some(nq) = small_nq() else { return common::missing("../shared absent") };
+    let nq = common::pycottas_small("nq");
     let dir = tempfile::tempdir().unwrap();
     let theirs_path = dir.path().join("theirs.cottas");
     py(&py3, RDF2COTTAS, &[&nq, &theirs_path]);
@@ -164,15 +159,15 @@ fn we_read_pycottas_output_with_the_same_quads() {
     let ours = normalised(&rows_of(&Base::open(&out.join("v1/data.cottas")).unwrap()));
     let fresh = normalised(&rows_of(&Base::open(&theirs_path).unwrap()));
     assert_eq!(fresh, ours, "a fresh pycottas rdf2cottas file");
-    let shipped = common::shared().unwrap().join("data/pycottas_small.cottas");
+    let shipped = common::pycottas_small("cottas");
     let shipped = normalised(&rows_of(&Base::open(&shipped).unwrap()));
-    assert_eq!(shipped, ours, "../shared/data/pycottas_small.cottas");
+    assert_eq!(shipped, ours, "fixtures/reference-data/pycottas_small.cottas");
 }
 
 #[test]
 fn a_pycottas_base_indexed_by_us_answers_like_our_import() {
     let Some(py3) = python() else { return };
-    let Some(nq) = small_nq() else { return common::missing("../shared absent") };
+    let nq = common::pycottas_small("nq");
     let dir = tempfile::tempdir().unwrap();
     let v1 = dir.path().join("theirs/v1");
     std::fs::create_dir_all(&v1).unwrap();
@@ -250,8 +245,7 @@ fn pycottas_triple_files_and_bloom_filters_are_read() {
 
     // DuckDB writes bloom filters for dictionary-encoded chunks: without
     // sidecars, a subject inside the chunk's min/max but absent is ruled out.
-    let Some(shared) = common::shared() else { return };
-    let bare = Store::open(&shared.join("data/pycottas_small.cottas")).unwrap();
+    let bare = Store::open(&common::pycottas_small("cottas")).unwrap();
     assert_eq!(bare.sidecars.problems().len(), 11);
     let absent = Pattern { s: Some(Term::Iri("http://ex.org/alicf".into())), ..Default::default() };
     let (got, ex) = bare.quads_for_pattern(&absent, &ColumnCache::new(1 << 20)).unwrap();

@@ -7,8 +7,7 @@
 //! to `/update` when it is an update (by the test's name, as the manifest
 //! groups them), else to `/query`. Each response is checked for its status
 //! class, and, where given, the result format and the ASK answer. The suite
-//! is read from ../shared; without it the test prints a NOTICE and passes
-//! (with CI=true it fails).
+//! is read from fixtures/w3c-rdf-tests.
 //!
 //! The Graph Store Protocol's indirect-identification manifest runs the same
 //! way against `/store` (the manifest's `/gsp`); expected status codes are
@@ -303,11 +302,7 @@ fn w3c_graph_store_protocol_direct() {
 /// Runs the `kind` tests of one manifest under `sparql/sparql11/`, which
 /// holds `count` of them.
 fn run_manifest(rel: &str, kind: &str, count: usize, skips: &[(&str, &str)]) {
-    let Some(shared) = common::shared() else {
-        common::missing("../shared (the W3C suites) is absent");
-        return;
-    };
-    let tests = protocol_tests(&shared.join("w3c-rdf-tests/sparql/sparql11").join(rel), kind);
+    let tests = protocol_tests(&common::w3c_suites().join("sparql/sparql11").join(rel), kind);
     assert_eq!(tests.len(), count, "{rel} holds {count} tests");
     run_all(&tests, skips);
 }
@@ -319,12 +314,22 @@ fn run_all(tests: &[ProtocolTest], skips: &[(&str, &str)]) {
     let mut skipped = Vec::new();
     for t in tests {
         let reason = skips.iter().find(|(n, _)| *n == t.name).map(|(_, why)| *why);
-        match (run(t), reason) {
-            (Ok(()), Some(_)) => failures.push(format!("{}: passes now; take it off the skip list", t.name)),
-            (Ok(()), None) => {}
-            (Err(e), Some(why)) => skipped.push(format!("{}: {why} ({e})", t.name)),
-            (Err(e), None) => failures.push(format!("{}: {e}", t.name)),
-        }
+        let outcome = match (run(t), reason) {
+            (Ok(()), Some(_)) => {
+                failures.push(format!("{}: passes now; take it off the skip list", t.name));
+                "FAILED (listed as skipped)".to_owned()
+            }
+            (Ok(()), None) => "ok".to_owned(),
+            (Err(e), Some(why)) => {
+                skipped.push(format!("{}: {why} ({e})", t.name));
+                format!("skipped: {why}")
+            }
+            (Err(e), None) => {
+                failures.push(format!("{}: {e}", t.name));
+                "FAILED".to_owned()
+            }
+        };
+        common::announce(&format!("test w3c-protocol {} ... {outcome}", t.name));
     }
     for s in &skipped {
         eprintln!("skipped {s}");

@@ -5,8 +5,8 @@
 //! the data arriving through the delta log over an empty base. The target:
 //! every test the baseline passes passes in both of our variants. Tests the
 //! baseline fails, and tests whose data is RDF/XML (no parser in our tree),
-//! are listed with that reason. The suite is read from ../shared and the
-//! test prints a NOTICE and passes when it is absent (with CI=true it fails).
+//! are listed with that reason. The suite is read from
+//! fixtures/w3c-rdf-tests.
 
 mod common;
 mod w3c_skips;
@@ -228,6 +228,13 @@ fn ours(store_dir: &Path, query: &Query) -> Result<Comparable, String> {
     with_results(&[View::new(&store, &overlay, &cache)], query, comparable)
 }
 
+/// One line per W3C test in the test output, as `test w3c-query <name> ... ok`.
+fn report(suite: &str, name: &str, outcome: &str) {
+    let name = name.trim_start_matches('<').trim_end_matches('>');
+    let short = name.rsplit_once("/sparql11/").map_or(name, |(_, rest)| rest);
+    common::announce(&format!("test w3c-{suite} {short} ... {outcome}"));
+}
+
 /// Compares the tests skipped in this run with the static list: an unlisted
 /// skip and a listed test that passes are both failures.
 fn check_skips(skipped: &[(String, String)], listed: &[(&str, &str)], failures: &mut Vec<String>) {
@@ -250,11 +257,7 @@ fn check_skips(skipped: &[(String, String)], listed: &[(&str, &str)], failures: 
 
 #[test]
 fn w3c_sparql11_query_evaluation() {
-    let Some(shared) = common::shared() else {
-        common::missing("../shared/w3c-rdf-tests absent");
-        return;
-    };
-    let root = shared.join("w3c-rdf-tests/sparql/sparql11");
+    let root = common::w3c_suites().join("sparql/sparql11");
     let top = Manifest { triples: parse_turtle(&root.join("manifest-sparql11-query.ttl")).unwrap() };
     let me: NamedOrBlankNode =
         NamedNode::new_unchecked(url(&root.join("manifest-sparql11-query.ttl"))).into();
@@ -311,7 +314,11 @@ fn w3c_sparql11_query_evaluation() {
                 }
             }
             both_pass += usize::from(ok);
+            report("query", &t.name, if ok { "ok" } else { "FAILED" });
         }
+    }
+    for (name, why) in &skipped {
+        report("query", name, &format!("skipped: {why}"));
     }
     eprintln!("W3C SPARQL 1.1 query evaluation: {total} tests, {baseline_pass} pass on spareval's in-memory dataset, {both_pass} pass through our store in both variants");
     for (name, why) in &skipped {
@@ -403,11 +410,7 @@ fn update_skip_reason(t: &UpdateTest, text: &str) -> Option<&'static str> {
 #[test]
 fn w3c_sparql11_update_evaluation() {
     use cottas_tui::sparql::update::Updater;
-    let Some(shared) = common::shared() else {
-        common::missing("../shared/w3c-rdf-tests absent");
-        return;
-    };
-    let root = shared.join("w3c-rdf-tests/sparql/sparql11");
+    let root = common::w3c_suites().join("sparql/sparql11");
     let top_path = root.join("manifest-sparql11-update.ttl");
     let top = Manifest { triples: parse_turtle(&top_path).unwrap() };
     let me: NamedOrBlankNode = NamedNode::new_unchecked(url(&top_path)).into();
@@ -448,7 +451,11 @@ fn w3c_sparql11_update_evaluation() {
                 }
             }
             passed += usize::from(ok);
+            report("update", &t.name, if ok { "ok" } else { "FAILED" });
         }
+    }
+    for (name, why) in &skipped {
+        report("update", name, &format!("skipped: {why}"));
     }
     eprintln!("W3C SPARQL 1.1 update evaluation: {total} tests, {passed} pass in both variants");
     for (name, why) in &skipped {

@@ -10,10 +10,14 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared` beside the checkout (CI lays a copy there), if present.
-pub fn shared() -> Option<PathBuf> {
-    let p = repo().join("..").join("shared");
-    p.is_dir().then_some(p)
+/// The W3C RDF test suites, copied into the repository with their licence.
+pub fn w3c_suites() -> PathBuf {
+    repo().join("fixtures/w3c-rdf-tests")
+}
+
+/// A pycottas-made base and its N-Quads input (fixtures/reference-data).
+pub fn pycottas_small(ext: &str) -> PathBuf {
+    repo().join("fixtures/reference-data/pycottas_small").with_extension(ext)
 }
 
 /// Parses `"0000  44 4c ..  ascii"` hex dumps and bare hex into bytes.
@@ -193,12 +197,34 @@ pub fn venv_python(modules: &str) -> Option<PathBuf> {
     None
 }
 
-/// A test's missing prerequisite (a venv, `../shared`, tmux). Outside CI
-/// the test prints a NOTICE and skips; with `CI=true` a missing
-/// prerequisite is a failure, so CI can never pass by skipping.
+/// A test's missing prerequisite (a venv, tmux, Java). Outside CI the test
+/// prints a NOTICE and skips; with `CI=true` a missing prerequisite is a
+/// failure, so CI can never pass by skipping.
+///
+/// When `COTTAS_SKIP_LOG` names a file (scripts/test sets it), the test's
+/// name and the reason are appended to it as one line, so the run can end
+/// with one summary of everything that skipped, whichever binary it was in.
 pub fn missing(what: &str) {
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("CI=true and {what}: CI must install what its tests need (scripts/test)");
     }
-    eprintln!("NOTICE: {what}; skipping");
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    eprintln!("NOTICE: {what}; skipping {test}");
+    if let Some(log) = std::env::var_os("COTTAS_SKIP_LOG") {
+        use std::io::Write;
+        let line = format!("{test}\t{}\n", what.replace(['\t', '\n'], " "));
+        // One write per line with O_APPEND: test threads and binaries do not
+        // interleave within a line.
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(log);
+        let _ = file.and_then(|mut f| f.write_all(line.as_bytes()));
+    }
+}
+
+/// Prints one line that cargo's capture does not swallow: the W3C suites
+/// name every test they run, so a reader of the test output sees which
+/// ones ran. (`println!` inside a test is captured; a write to the stdout
+/// handle is not.)
+pub fn announce(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(format!("{line}\n").as_bytes());
 }
