@@ -9,7 +9,7 @@ rdf2cottas -i spog` alternately (--runs each), checks that both files hold the
 same number of distinct quads (ours from our summary, pycottas's counted by
 DuckDB), and prints a markdown table of medians and ratios.
 
-Inputs used in docs/benchmarks.md:
+Inputs used in docs/benchmarks.md and docs/benchmarks-history.md:
   * benches/gen_lubm.py output (LUBM-like, 1M quads);
   * the 106 vocabularies the npm package @zazuko/vocabularies@4 ships as
     N-Quads (schema.org, DBpedia's ontology, Dublin Core, ...), one file with

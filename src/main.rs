@@ -2,7 +2,7 @@
 
 /// Import allocates a few small strings per RDF term on two threads; mimalloc
 /// handles that pattern far better than the system allocator (measured in
-/// docs/benchmarks.md).
+/// docs/benchmarks-history.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

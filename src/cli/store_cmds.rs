@@ -36,7 +36,7 @@ pub struct ImportArgs {
     /// ZSTD level of the s column, most of the raw bytes (1 fastest … 22 smallest).
     #[arg(long, default_value_t = crate::store::base::writer::BaseOptions::default().zstd_level)]
     pub zstd_level: i32,
-    /// ZSTD level of the p, o and g columns (docs/benchmarks.md has the
+    /// ZSTD level of the p, o and g columns (docs/benchmarks-history.md has the
     /// size/time trade-off of several levels).
     #[arg(long, default_value_t = crate::store::base::writer::BaseOptions::default().zstd_level_small)]
     pub zstd_level_small: i32,

@@ -52,7 +52,7 @@ pub struct BaseOptions {
 
 impl Default for BaseOptions {
     fn default() -> Self {
-        // Measured on the LUBM-like benchmark (docs/benchmarks.md), matching
+        // Measured on the LUBM-like benchmark (docs/benchmarks-history.md), matching
         // DuckDB's own choice there: sorted subjects as DELTA_LENGTH_BYTE_ARRAY
         // (long repeated runs that ZSTD folds away; a dictionary made the base
         // 24% larger), p, o and g dictionary-encoded. ZSTD 6 for subjects and
