@@ -34,7 +34,7 @@ use crate::format::epoch::{self, EpochMarker};
 use crate::store::base::writer::BaseOptions;
 use crate::store::fsutil::{replace_symlink, sync_dir, unix_now, utc_timestamp, write_synced};
 use crate::store::log::writer::{debug_pause, WriterLock};
-use crate::store::log::Log;
+use crate::store::log::{Log, Visibility};
 use crate::store::sort::{decode_key_into, split_key, Sorter};
 use crate::store::versions::layout::{self, Resolution, BASE, CURRENT, LOG, MARKER};
 use crate::store::versions::open::Store;
@@ -248,8 +248,8 @@ fn chunk_store(chunk: &Path) -> Result<Store, StoreError> {
 }
 
 fn make_plan(chunk: &Path, store: &Store, snap: &Log) -> Result<CompactPlan, StoreError> {
-    let old = store.marker.map(|m| m.epoch);
-    let visible: Vec<&Batch> = snap.visible(old).map(|f| &f.batch).collect();
+    let old = store.visibility().marker();
+    let visible: Vec<&Batch> = snap.visible(store.visibility()).map(|f| &f.batch).collect();
     let (mut adds, mut removes, mut graph_ops) = (0, 0, 0);
     for b in &visible {
         let (a, r, g) = crate::store::log::writer::count_ops(&b.entries);
@@ -416,7 +416,7 @@ fn fold_and_swap(
     let version_dir = chunk.join(&plan.to_version);
     if version_dir.exists() {
         let _ = fs::remove_dir_all(&tmp);
-        return Err(StoreError::not_a_store(
+        return Err(StoreError::raced(
             &version_dir,
             "appeared while compacting (another compaction?); nothing was swapped",
         ));
@@ -485,7 +485,7 @@ fn drop_folded_batches(
 fn swap(chunk: &Path, log_path: &Path, snap: &Log, plan: &CompactPlan) -> Result<usize, StoreError> {
     let live = fs::read_link(chunk.join(CURRENT)).ok();
     if live.is_some() && live.as_deref() != Some(Path::new(&plan.from_version)) {
-        return Err(StoreError::not_a_store(
+        return Err(StoreError::raced(
             &chunk.join(CURRENT),
             format!(
                 "`current` moved from {} to {} while compacting (another compaction or a rollback); nothing was swapped",
@@ -519,7 +519,7 @@ fn swap(chunk: &Path, log_path: &Path, snap: &Log, plan: &CompactPlan) -> Result
     }
     let old = plan.old_marker;
     let carried: Vec<Batch> = now
-        .visible(old)
+        .visible(Visibility::over(old))
         .filter(|f| f.offset >= snap.committed_len())
         .map(|f| &f.batch)
         .map(|b| Batch { epoch: b.epoch.max(plan.new_marker + 1), ..b.clone() })
@@ -577,8 +577,7 @@ fn fold_into(
     let spill = dir.join(".spill");
     fs::create_dir_all(&spill).map_err(|e| StoreError::write(&spill, e))?;
     // The log's net effect, sorted; its keys are released before the fold.
-    let marker = store.marker.map(|m| m.epoch);
-    let net = NetDelta::build(&snap.frames, marker, &spill, opts.memory_limit / 2)
+    let net = NetDelta::build(&snap.frames, store.visibility(), &spill, opts.memory_limit / 2)
         .map_err(|e| StoreError::write(&spill, e))?;
     // The decoded batches are not needed past this point (the swap compares
     // the log's bytes, and decodes only a log that changed): a delta of a

@@ -192,3 +192,30 @@ fn compact_folds_the_chunks_over_the_threshold_and_a_dry_run_writes_nothing() {
         );
     }
 }
+
+/// A cell that is not an N-Triples term (an IRI with a space), in the
+/// second of three chunks: a query over the corpus names that chunk's base,
+/// not the first chunk's.
+#[test]
+fn a_bad_cell_in_a_corpus_is_blamed_on_the_chunk_that_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for name in ["a", "c"] {
+        std::fs::rename(common::sample_store(&root.join(format!("{name}-tmp"))), root.join(name)).unwrap();
+    }
+    let row = |o: &str| ["<http://ex.org/s>", "<http://ex.org/p>", o, "DEFAULT"].map(str::to_owned);
+    let bad = root.join("b/v1");
+    common::foreign_base(&bad, &[row("\"fine\""), row("<http://ex.org/a b>")], 10);
+    assert!(bin().arg("index").arg(&bad).output().unwrap().status.success());
+    let out = bin()
+        .arg("query")
+        .arg(root)
+        .args(["-e", "SELECT ?o { <http://ex.org/s> <http://ex.org/p> ?o }"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let named = bad.join("data.cottas").display().to_string();
+    assert!(stderr.contains(&named), "names {named}: {stderr}");
+    assert!(stderr.contains("not a valid N-Triples term"), "{stderr}");
+}

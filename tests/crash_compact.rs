@@ -314,13 +314,13 @@ fn corpus_compact_finishes_a_truncation_a_kill_interrupted() {
 #[test]
 fn the_tui_finishes_a_truncation_a_kill_interrupted() {
     use cottas_tui::tui::action::{self, Action};
-    use cottas_tui::tui::{state::App, worker};
+    use cottas_tui::tui::{command, state::App, worker};
     let dir = tempfile::tempdir().unwrap();
     let (chunk, total) = a_truncation_interrupted(dir.path());
     let mut app = App::new(&chunk, true);
     let effects = app.startup();
     worker::settle(&mut app, effects);
-    let effects = action::run_command(&mut app, ":compact");
+    let effects = command::run_command(&mut app, ":compact");
     worker::settle(&mut app, effects);
     let confirm = app.confirm.as_ref().expect("a confirmation, not a refusal");
     assert_eq!(confirm.title, "Finish an interrupted compaction?", "{}", app.status);
@@ -333,7 +333,7 @@ fn the_tui_finishes_a_truncation_a_kill_interrupted() {
         app.status
     );
     check_finished(&chunk, total, "after the TUI's compaction");
-    let effects = action::run_command(&mut app, ":compact");
+    let effects = command::run_command(&mut app, ":compact");
     worker::settle(&mut app, effects);
     assert!(app.confirm.is_none() && app.status.contains("nothing to fold"), "{}", app.status);
 }

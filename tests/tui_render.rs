@@ -14,10 +14,11 @@ use ratatui::Terminal;
 
 use cottas_tui::demo;
 use cottas_tui::store::log::index::LogIndex;
+use cottas_tui::store::log::Visibility;
 use cottas_tui::tui::action::{self, Action};
 use cottas_tui::tui::effect::Effect;
 use cottas_tui::tui::state::{App, QueryTable, Tab};
-use cottas_tui::tui::{views, worker};
+use cottas_tui::tui::{command, views, worker};
 
 /// The state after everything the UI loads at start has arrived (the
 /// effects run in place instead of on workers).
@@ -54,7 +55,7 @@ fn press_with(app: &mut App, code: KeyCode, modifiers: KeyModifiers) {
 }
 
 fn command(app: &mut App, line: &str) {
-    let effects = action::run_command(app, line);
+    let effects = command::run_command(app, line);
     worker::settle(app, effects);
 }
 
@@ -1215,7 +1216,7 @@ fn the_demo_corpus_has_something_for_every_view() {
     let pending = Store::open(&root.join("pending")).unwrap();
     let marker = pending.marker.map(|m| m.epoch);
     let log = Log::read(&root.join("pending/data.deltalog")).unwrap().unwrap();
-    let mut epochs: Vec<u64> = log.visible(marker).map(|b| b.batch.epoch).collect();
+    let mut epochs: Vec<u64> = log.visible(Visibility::over(marker)).map(|b| b.batch.epoch).collect();
     epochs.dedup();
     assert!(epochs.len() >= 2, "pending batches across two epochs: {epochs:?}");
 
@@ -1383,7 +1384,7 @@ fn the_store_view_sums_up_the_pending_log_and_its_damage() {
     let (_d, store) = demo_store();
     let log = cottas_tui::store::log::Log::read(&store.join("data.deltalog")).unwrap().unwrap();
     let marker = app(&store, false).current_marker();
-    let visible: Vec<_> = log.visible(marker).collect();
+    let visible: Vec<_> = log.visible(Visibility::over(marker)).collect();
     let count = |want: fn(&cottas_tui::format::deltalog::Entry) -> bool| {
         visible.iter().flat_map(|f| &f.batch.entries).filter(|e| want(e)).count()
     };

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::format::deltalog::{self, BatchFrame, Entry};
-use crate::store::log::{is_visible, Log, Tail};
+use crate::store::log::{Log, Tail, Visibility};
 use crate::store::versions::layout::{self, LOG};
 use crate::store::versions::open::read_marker;
 use crate::text::plural;
@@ -163,17 +163,17 @@ fn kinds(entries: &[Entry]) -> [usize; 5] {
 
 struct LogView {
     path: PathBuf,
-    marker: Option<u64>,
+    seen: Visibility,
 }
 
 fn resolve_log(target: &Path) -> Result<LogView> {
     if target.is_file() {
-        return Ok(LogView { path: target.to_path_buf(), marker: None });
+        return Ok(LogView { path: target.to_path_buf(), seen: Visibility::over(None) });
     }
     let marker = layout::resolve(target)
         .ok()
         .and_then(|l| read_marker(&l.version_dir.join(layout::MARKER)).ok().flatten());
-    Ok(LogView { path: target.join(LOG), marker: marker.map(|m| m.epoch) })
+    Ok(LogView { path: target.join(LOG), seen: Visibility::over(marker.map(|m| m.epoch)) })
 }
 
 impl LogArgs {
@@ -184,9 +184,9 @@ impl LogArgs {
     }
 }
 
-fn batch_line(f: &BatchFrame, marker: Option<u64>) -> String {
+fn batch_line(f: &BatchFrame, seen: Visibility) -> String {
     let [a, r, c, d, cr] = kinds(&f.batch.entries);
-    let visible = if is_visible(f.batch.epoch, marker) { "visible" } else { "shadowed" };
+    let visible = seen.of(f).label();
     format!(
         "{:>10}  seq {:<6} epoch {:<4} +{a} \u{2212}{r} clear {c} drop {d} create {cr}  {:>7} bytes  checksum ok  {visible}",
         f.offset, f.batch.seq, f.batch.epoch, f.len
@@ -200,7 +200,7 @@ fn print_batches(
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     for f in frames.iter().filter(|f| args.wants(f)) {
-        writeln!(out, "{}", batch_line(f, view.marker))?;
+        writeln!(out, "{}", batch_line(f, view.seen))?;
         if args.entries {
             for e in f.batch.entries.iter().filter(|e| args.graph.as_deref().is_none_or(|g| touches(e, g))) {
                 writeln!(out, "            {}", e.describe())?;
@@ -228,7 +228,7 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
                     "offset": f.offset, "len": f.len, "seq": f.batch.seq, "epoch": f.batch.epoch,
                     "adds": a, "removes": r, "clears": c, "drops": d, "creates": cr,
                     "checksum": "ok",
-                    "visible": is_visible(f.batch.epoch, view.marker),
+                    "visible": view.seen.sees(f),
                 });
                 if args.entries {
                     v["entries"] =
@@ -240,7 +240,7 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
         let v = serde_json::json!({
             "schema": "cottas-tui.log/1",
             "file": view.path,
-            "marker": view.marker,
+            "marker": view.seen.marker(),
             "batches": batches,
             "leftover": {"offset": log.committed_len(), "len": damage.map_or(0, |d| d.len),
                          "reason": damage.map_or("clean-end", |d| d.reason.as_str()),
@@ -258,7 +258,7 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
                 k[i] += n;
             }
         }
-        let shadowed = shown.iter().filter(|f| !is_visible(f.batch.epoch, view.marker)).count();
+        let shadowed = shown.iter().filter(|f| !view.seen.sees(f)).count();
         let range = |it: &mut dyn Iterator<Item = u64>| {
             let v: Vec<u64> = it.collect();
             match (v.iter().min(), v.iter().max()) {
@@ -273,7 +273,7 @@ pub fn run_log(args: &LogArgs, out: &mut impl Write) -> Result<ExitCode> {
             crate::text::plural(log.bytes.len(), "byte", "bytes"),
             log.committed_len()
         )?;
-        writeln!(out, "marker:    {}", view.marker.map_or("none".into(), |m| m.to_string()))?;
+        writeln!(out, "marker:    {}", view.seen.marker().map_or("none".into(), |m| m.to_string()))?;
         writeln!(
             out,
             "batches:   {} ({} visible, {shadowed} shadowed)",

@@ -11,6 +11,7 @@ use humansize::{format_size, BINARY};
 
 use crate::compact::{self, CompactOptions, CompactProgress};
 use crate::store::log::index::LogIndex;
+use crate::store::log::Visibility;
 use crate::store::versions;
 use crate::store::versions::layout::LOG;
 use crate::text::plural;
@@ -122,7 +123,7 @@ pub fn run_versions(args: &VersionsArgs, out: &mut impl Write) -> Result<ExitCod
         Some(e) => writeln!(out, "log: {e}")?,
         None => {
             let current = listing.current.as_deref().unwrap_or("the base");
-            writeln!(out, "{}", log.summary(current, marker))?;
+            writeln!(out, "{}", log.summary(current, Visibility::over(marker)))?;
         }
     }
     if let Some(damage) = log.damage_summary() {
@@ -150,7 +151,7 @@ fn log_json(log: &LogIndex, marker: Option<u64>) -> serde_json::Value {
     if let Some(e) = &log.error {
         return serde_json::json!({ "error": e });
     }
-    let p = log.pending(marker);
+    let p = log.pending(Visibility::over(marker));
     serde_json::json!({
         "batches": log.count,
         "bytes": log.len,

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::format::deltalog::BatchFrame;
-use crate::store::log::{is_visible, Log};
+use crate::store::log::{BatchState, Log};
 use crate::store::versions::layout::{self, CURRENT, LOG};
 use crate::store::versions::open::Store;
 use crate::store::versions::{self as versions};
@@ -136,7 +136,7 @@ pub fn summarize(root: &Path, chunk: &Path) -> ChunkSummary {
 /// The pending and shadowed batches of `store`'s log, and its tail's state.
 fn summarize_log(store: &Store, s: &mut ChunkSummary) {
     s.base_quads = Some(store.base.num_rows());
-    let marker = store.marker.map(|m| m.epoch);
+    let seen = store.visibility();
     let Some(path) = store.layout.log.as_deref() else {
         (s.pending_batches, s.shadowed_batches) = (Some(0), Some(0));
         return;
@@ -152,12 +152,9 @@ fn summarize_log(store: &Store, s: &mut ChunkSummary) {
     // Counted batch by batch: a chunk's summary holds the log's bytes (read,
     // never mapped: a writer may cut its tail meanwhile) and one batch.
     let mut counts = (0usize, 0usize); // (pending, shadowed)
-    let tally = |c: &mut (usize, usize), f: &BatchFrame| {
-        if is_visible(f.batch.epoch, marker) {
-            c.0 += 1;
-        } else {
-            c.1 += 1;
-        }
+    let tally = |c: &mut (usize, usize), f: &BatchFrame| match seen.of(f) {
+        BatchState::Visible => c.0 += 1,
+        BatchState::Shadowed => c.1 += 1,
     };
     let scanned = match Log::scan(path, &bytes, &mut |f| tally(&mut counts, &f)) {
         Ok(scanned) => scanned,

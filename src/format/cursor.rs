@@ -457,6 +457,23 @@ impl<T> Decoded<T> {
     }
 }
 
+/// A whole decode of `bytes` by `read`, with the spans it recorded: the
+/// `decode` of every fixed-layout sidecar format.
+pub fn decode_with<T>(bytes: &[u8], read: impl FnOnce(&mut Cursor<RawSource>) -> Result<T>) -> Decoded<T> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, true);
+    let result = read(&mut c);
+    Decoded { result, spans: c.spans }
+}
+
+/// `read` over `bytes` without recording spans: a sidecar's header check
+/// for a reader that leaves the arrays in place (a mapped file).
+pub fn read_unspanned<T>(bytes: &[u8], read: impl FnOnce(&mut Cursor<RawSource>) -> Result<T>) -> Result<T> {
+    let src = RawSource(bytes);
+    let mut c = Cursor::new(&src, false);
+    read(&mut c)
+}
+
 /// The spans `read` records from the start of `bytes`, whatever it returns:
 /// the header spans the decoder view shows for a file too large to decode
 /// whole (each fixed-layout format passes its own header reader).

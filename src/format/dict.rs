@@ -117,10 +117,7 @@ pub fn encode(d: &Dict) -> Vec<u8> {
 }
 
 pub fn decode(bytes: &[u8]) -> Decoded<Dict> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, true);
-    let result = decode_inner(&mut c);
-    Decoded { result, spans: c.spans }
+    super::cursor::decode_with(bytes, decode_inner)
 }
 
 const COKD_ADVICE: &str = "this .dict was written by a factoidal dict writer with the COKD bug (2026-05-09..07-05); rebuild it with `cottas-tui index`";
@@ -166,9 +163,7 @@ fn header(c: &mut Cursor<RawSource>) -> Result<(u64, u32)> {
 /// place (a mapped sidecar). Reads only the first [`HEADER_LEN`] bytes of
 /// `bytes` (the whole file, for its length).
 pub fn decode_header(bytes: &[u8]) -> Result<u64> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, false);
-    Ok(header(&mut c)?.0)
+    super::cursor::read_unspanned(bytes, |c| Ok(header(c)?.0))
 }
 
 fn decode_inner(c: &mut Cursor<RawSource>) -> Result<Dict> {

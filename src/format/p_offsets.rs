@@ -74,10 +74,7 @@ pub fn encode(p: &POffsets) -> Vec<u8> {
 }
 
 pub fn decode(bytes: &[u8]) -> Decoded<POffsets> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, true);
-    let result = decode_inner(&mut c);
-    Decoded { result, spans: c.spans }
+    super::cursor::decode_with(bytes, decode_inner)
 }
 
 /// The header's named spans, read from the header alone: the decoder view of
@@ -97,12 +94,12 @@ fn header(c: &mut Cursor<RawSource>) -> Result<(u32, u32)> {
 /// `(num_rgs, num_preds)`, once `index[]` fits in the file. Reads only the
 /// first [`HEADER_LEN`] bytes of `bytes` (the whole file, for its length).
 pub fn decode_header(bytes: &[u8]) -> Result<(u32, u32)> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, false);
-    let (rgs, preds) = header(&mut c)?;
-    let cells = u64::from(rgs) * u64::from(preds);
-    c.need(8 * (cells + 1), "index[]", Role::Offset)?;
-    Ok((rgs, preds))
+    super::cursor::read_unspanned(bytes, |c| {
+        let (rgs, preds) = header(c)?;
+        let cells = u64::from(rgs) * u64::from(preds);
+        c.need(8 * (cells + 1), "index[]", Role::Offset)?;
+        Ok((rgs, preds))
+    })
 }
 
 fn decode_inner(c: &mut Cursor<RawSource>) -> Result<POffsets> {

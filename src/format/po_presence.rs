@@ -75,10 +75,7 @@ pub fn encode(p: &PoPresence) -> Vec<u8> {
 }
 
 pub fn decode(bytes: &[u8]) -> Decoded<PoPresence> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, true);
-    let result = decode_inner(&mut c);
-    Decoded { result, spans: c.spans }
+    super::cursor::decode_with(bytes, decode_inner)
 }
 
 /// The header's named spans, read from the header alone: the decoder view of
@@ -99,11 +96,11 @@ fn header(c: &mut Cursor<RawSource>) -> Result<(u32, u32, u32)> {
 /// `(num_rgs, pred_dict_size, obj_dict_size)`, once `rg_offsets[]` fits in
 /// the file. Reads only the first [`HEADER_LEN`] bytes of `bytes`.
 pub fn decode_header(bytes: &[u8]) -> Result<(u32, u32, u32)> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, false);
-    let h = header(&mut c)?;
-    c.need(8 * (u64::from(h.0) + 1), "rg_offsets[]", Role::Offset)?;
-    Ok(h)
+    super::cursor::read_unspanned(bytes, |c| {
+        let h = header(c)?;
+        c.need(8 * (u64::from(h.0) + 1), "rg_offsets[]", Role::Offset)?;
+        Ok(h)
+    })
 }
 
 fn decode_inner(c: &mut Cursor<RawSource>) -> Result<PoPresence> {

@@ -60,10 +60,7 @@ pub fn encode(p: &Presence) -> Vec<u8> {
 }
 
 pub fn decode(bytes: &[u8]) -> Decoded<Presence> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, true);
-    let result = decode_inner(&mut c);
-    Decoded { result, spans: c.spans }
+    super::cursor::decode_with(bytes, decode_inner)
 }
 
 /// The header's named spans, read from the header alone: the decoder view of
@@ -84,12 +81,12 @@ fn header(c: &mut Cursor<RawSource>) -> Result<(u32, u32)> {
 /// `(num_rgs, num_tokens)`, once the file is exactly as long as they say.
 /// Reads only the first [`HEADER_LEN`] bytes of `bytes` (the whole file).
 pub fn decode_header(bytes: &[u8]) -> Result<(u32, u32)> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, false);
-    let (rgs, tokens) = header(&mut c)?;
-    c.skip(bitmap_len(rgs, tokens) as usize, "bitmap", Role::Payload)?;
-    c.expect_end()?;
-    Ok((rgs, tokens))
+    super::cursor::read_unspanned(bytes, |c| {
+        let (rgs, tokens) = header(c)?;
+        c.skip(bitmap_len(rgs, tokens) as usize, "bitmap", Role::Payload)?;
+        c.expect_end()?;
+        Ok((rgs, tokens))
+    })
 }
 
 fn decode_inner(c: &mut Cursor<RawSource>) -> Result<Presence> {

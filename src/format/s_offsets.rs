@@ -63,10 +63,7 @@ pub fn encode(s: &SOffsets) -> Vec<u8> {
 }
 
 pub fn decode(bytes: &[u8]) -> Decoded<SOffsets> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, true);
-    let result = decode_inner(&mut c);
-    Decoded { result, spans: c.spans }
+    super::cursor::decode_with(bytes, decode_inner)
 }
 
 /// The header's named spans, read from the header alone: the decoder view of
@@ -86,13 +83,13 @@ fn header(c: &mut Cursor<RawSource>) -> Result<(u64, u32)> {
 /// `(num_subjects, num_rows_total)`, once the file is exactly as long as they
 /// say. Reads only the first [`HEADER_LEN`] bytes of `bytes` (the whole file).
 pub fn decode_header(bytes: &[u8]) -> Result<(u64, u32)> {
-    let src = RawSource(bytes);
-    let mut c = Cursor::new(&src, false);
-    let (n, total) = header(&mut c)?;
-    c.need(16 * n, "ranges[]", Role::Payload)?;
-    c.skip(16 * n as usize, "ranges[]", Role::Payload)?;
-    c.expect_end()?;
-    Ok((n, total))
+    super::cursor::read_unspanned(bytes, |c| {
+        let (n, total) = header(c)?;
+        c.need(16 * n, "ranges[]", Role::Payload)?;
+        c.skip(16 * n as usize, "ranges[]", Role::Payload)?;
+        c.expect_end()?;
+        Ok((n, total))
+    })
 }
 
 fn decode_inner(c: &mut Cursor<RawSource>) -> Result<SOffsets> {

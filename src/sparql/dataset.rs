@@ -58,12 +58,34 @@ impl<'a> StoreDataset<'a> {
         self
     }
 
+    /// A term that is not valid N-Triples, blamed on the chunk that holds
+    /// it: the one chunk, or the chunk whose dictionaries have the token
+    /// (a lookup per column, on this error path only). Without dictionaries
+    /// that say, the error names how many chunks it may be in.
     fn bad_cell(&self, cell: &[u8]) -> StoreError {
         let what = format!("a term is not a valid N-Triples term: {:?}", String::from_utf8_lossy(cell));
-        match self.parts.first() {
-            Some(part) => StoreError::format_anywhere(part.store.base.path(), what),
-            None => StoreError::format_anywhere(std::path::Path::new("(no store)"), what),
+        let holds = |part: &&View| {
+            (0..4).any(|c| part.store.sidecars.dict(c).is_some_and(|d| matches!(d.find(cell), Ok(Some(_)))))
+        };
+        let holder = match self.parts.as_slice() {
+            [one] => Some(one),
+            parts => parts.iter().find(holds),
+        };
+        if let Some(part) = holder {
+            return StoreError::format_anywhere(part.store.base.path(), what);
         }
+        let paths: Vec<&std::path::Path> = self.parts.iter().map(|p| p.store.base.path()).collect();
+        let root =
+            paths.iter().skip(1).fold(paths.first().copied().unwrap_or(std::path::Path::new("")), |a, b| {
+                a.ancestors().find(|anc| b.starts_with(anc)).unwrap_or(std::path::Path::new(""))
+            });
+        StoreError::format_anywhere(
+            root,
+            format!(
+                "{what}, in one of {} chunks below (`cottas-tui corpus verify` checks each)",
+                paths.len()
+            ),
+        )
     }
 
     /// `graph`: `None` any named graph, `Some(None)` the default graph.

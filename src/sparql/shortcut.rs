@@ -44,13 +44,9 @@ use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::Query;
 
 use super::dataset::StoreDataset;
-use crate::format::term::DEFAULT_GRAPH;
-use crate::store::sidecars::mapped::{DictMap, PresenceMap};
-use crate::store::sort::{shared_prefix, Tournament};
-use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use crate::view::terms::{from_token, Tok};
-use crate::view::{Graphs, View};
+use crate::view::values::{distinct_count, ColumnScope};
 
 /// A count the read path answers, bound to `var`.
 pub struct CountOf {
@@ -436,7 +432,7 @@ impl DistinctOf {
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for part in &dataset.parts {
-            let Some(values) = self.values_of(part, dataset.union_default_graph)? else {
+            let Some(values) = part.distinct_values(self.scope(dataset))? else {
                 return Ok(None);
             };
             out.extend(values.into_iter().filter(|t| seen.insert(t.clone())));
@@ -464,239 +460,23 @@ impl DistinctOf {
     /// evaluating it hashed every row's value (subjects: 5.3 s and 594 MiB
     /// at 10M quads), in memory that grows with the store whatever
     /// `--memory-limit` says. `None` when a chunk's dictionary cannot say
-    /// (see [`Self::chunk_values`]).
+    /// (see [`crate::view::values`]).
     fn counted_by_dictionary(&self, dataset: &StoreDataset, col: usize) -> Result<Option<usize>, StoreError> {
-        let union = dataset.union_default_graph;
-        let mut chunks = Vec::with_capacity(dataset.parts.len());
-        for part in &dataset.parts {
-            let Some(values) = self.chunk_values(part, union, col)? else { return Ok(None) };
-            chunks.push(values);
-        }
-        match chunks.as_slice() {
-            // One chunk: the dictionary's length, adjusted.
-            [one] => Ok(Some(one.dict.len() - one.hidden.len() + one.added.len())),
-            _ => distinct_over_chunks(chunks).map(Some),
-        }
+        debug_assert_eq!(col, self.col);
+        distinct_count(&dataset.parts, self.scope(dataset))
     }
 
-    /// One chunk's distinct values in column `col` as its dictionary less
-    /// the base values its delta hides every quad of (each checked by a
-    /// count), plus the delta's values the dictionary lacks. `None` when
-    /// the pattern's graphs are not all the base's graphs, the sidecars are
-    /// not proven built from the base, or a cleared graph in range may hide
-    /// any value.
-    fn chunk_values<'v>(
-        &self,
-        part: &'v View,
-        union_default_graph: bool,
-        col: usize,
-    ) -> Result<Option<ChunkValues<'v>>, StoreError> {
-        let (Some(range), Some(dict)) =
-            (self.whole_range(part, union_default_graph)?, part.store.sidecars.dict(col))
-        else {
-            return Ok(None);
-        };
-        let hideable = self.hideable(part, range);
-        if hideable.every {
-            return Ok(None);
+    /// The view's name for what this query asks of one column.
+    fn scope(&self, dataset: &StoreDataset) -> ColumnScope {
+        ColumnScope {
+            col: self.col,
+            named_only: self.named_only,
+            union_default_graph: dataset.union_default_graph,
         }
-        let mut hidden = std::collections::HashSet::new();
-        for token in hideable.values {
-            let Some(t) = from_token(token.as_bytes()) else { return Ok(None) };
-            if dict.find(token.as_bytes())?.is_some() && !self.visible(part, &t, range)? {
-                hidden.insert(token.into_bytes());
-            }
-        }
-        let mut added = Vec::new();
-        for t in self.added_values(part, range) {
-            let token = Tok::from_term(&t).bytes().to_vec();
-            if dict.find(&token)?.is_none() {
-                added.push(token);
-            }
-        }
-        added.sort_unstable();
-        added.dedup();
-        Ok(Some(ChunkValues { store: part.store, dict, hidden, added }))
-    }
-
-    /// The graphs the pattern ranges over in `part`, when they are every
-    /// graph its base has and its sidecars are proven built from it: only
-    /// then do the dictionaries describe exactly what the pattern sees.
-    fn whole_range<'t, 'a>(
-        &self,
-        part: &View,
-        union_default_graph: bool,
-    ) -> Result<Option<Graphs<'t, 'a>>, StoreError> {
-        let sc = &part.store.sidecars;
-        let Some(graphs) = sc.dict(3).filter(|_| sc.verified) else { return Ok(None) };
-        let has_default = graphs.find(DEFAULT_GRAPH.as_bytes())?.is_some();
-        let only_default = has_default && graphs.len() == 1;
-        let every_graph = if self.named_only { !has_default } else { union_default_graph || only_default };
-        Ok(every_graph.then_some(if self.named_only {
-            Graphs::AnyNamed
-        } else if union_default_graph {
-            Graphs::All
-        } else {
-            Graphs::Default
-        }))
-    }
-
-    fn values_of(&self, part: &View, union_default_graph: bool) -> Result<Option<Vec<Term>>, StoreError> {
-        let sc = &part.store.sidecars;
-        let (Some(range), Some(dict), Some(presence)) =
-            (self.whole_range(part, union_default_graph)?, sc.dict(self.col), sc.presence(self.col))
-        else {
-            return Ok(None);
-        };
-        let hideable = self.hideable(part, range);
-        let mut out = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for id in 0..dict.len() as u32 {
-            let token = dict.token(id)?;
-            if token == DEFAULT_GRAPH.as_bytes() || !in_some_row_group(presence, id)? {
-                continue;
-            }
-            let Some(t) = from_token(token) else { return Ok(None) };
-            if hideable.may_hide_all(&Tok::from_term(&t)) && !self.visible(part, &t, range)? {
-                continue;
-            }
-            seen.insert(t.clone());
-            out.push(t);
-        }
-        let mut added: Vec<Term> =
-            self.added_values(part, range).into_iter().filter(|t| !seen.contains(t)).collect();
-        added.sort_by_cached_key(Term::to_string);
-        out.extend(added);
-        Ok(Some(out))
-    }
-
-    /// What the delta could hide every base quad of, in this column: a
-    /// cleared graph in range hides any predicate (and names itself), a
-    /// removed quad its own value. One pass over the delta per query, so a
-    /// candidate value costs a set lookup, not a scan of the removed quads.
-    fn hideable(&self, part: &View, range: Graphs) -> Hideable {
-        let mut h = Hideable::default();
-        for (g, d) in part.overlay.graphs.iter().filter(|(g, _)| range.holds(g)) {
-            match self.col {
-                3 if d.cleared || !d.removed.is_empty() => {
-                    h.values.insert(g.clone());
-                }
-                3 => {}
-                c => {
-                    h.every |= d.cleared;
-                    h.values.extend(d.removed.iter().map(|k| k[c].clone()));
-                }
-            }
-        }
-        h
-    }
-
-    /// Whether the view holds a quad with value `t` in range, counted.
-    fn visible(&self, part: &View, t: &Term, range: Graphs) -> Result<bool, StoreError> {
-        let token = Tok::from_term(t);
-        let (quads, _) = match self.col {
-            3 => part.quads(None, None, None, Graphs::Named(&token))?,
-            0 => part.quads(Some(&token), None, None, range)?,
-            2 => part.quads(None, None, Some(&token), range)?,
-            _ => part.quads(None, Some(&token), None, range)?,
-        };
-        Ok(quads.try_count()? > 0)
-    }
-
-    /// The values of the delta's added quads in range.
-    fn added_values(&self, part: &View, range: Graphs) -> Vec<Term> {
-        let mut values = std::collections::BTreeSet::new();
-        for (g, d) in part.overlay.graphs.iter().filter(|(g, _)| range.holds(g)) {
-            match self.col {
-                3 if !d.added.is_empty() => {
-                    values.insert(g.clone());
-                }
-                3 => {}
-                c => values.extend(d.added.iter().map(|k| k[c].clone())),
-            }
-        }
-        values.into_iter().filter_map(|v| from_token(v.as_bytes())).collect()
     }
 
     pub fn solutions(&self, values: Vec<Term>) -> spareval::QuerySolutionIter<'static> {
         let vars: Arc<[Variable]> = Arc::from(vec![self.var.clone()]);
         spareval::QuerySolutionIter::from_tuples(vars, values.into_iter().map(|t| Ok(vec![Some(t)])))
     }
-}
-
-/// One chunk's distinct values in a column: its dictionary, less `hidden`,
-/// plus `added` (sorted, none in the dictionary).
-struct ChunkValues<'v> {
-    /// Whose mapped pages the walk keeps within `--memory-limit`.
-    store: &'v Store,
-    dict: &'v DictMap,
-    hidden: std::collections::HashSet<Vec<u8>>,
-    added: Vec<Vec<u8>>,
-}
-
-impl ChunkValues<'_> {
-    /// The values in byte order: the dictionary's tokens and the added ones
-    /// merged, the hidden ones left out.
-    fn in_order(&self) -> impl Iterator<Item = Result<&[u8], StoreError>> + '_ {
-        // The walk maps the whole dictionary (1.5 GiB of subjects at 100M
-        // quads): its pages are let go as a scan's are.
-        let tokens = self.dict.tokens().enumerate().map(|(i, t)| {
-            if i % 4096 == 0 {
-                self.store.keep_mapped_pages_within_budget();
-            }
-            t
-        });
-        let mut tokens = tokens.filter(|t| !matches!(t, Ok(t) if self.hidden.contains(*t))).peekable();
-        let mut added = self.added.iter().map(Vec::as_slice).peekable();
-        std::iter::from_fn(move || match (tokens.peek(), added.peek()) {
-            (Some(Ok(t)), Some(a)) if a < t => added.next().map(Ok),
-            (Some(_), _) => tokens.next(),
-            (None, _) => added.next().map(Ok),
-        })
-    }
-}
-
-/// The number of distinct values over several chunks: each chunk's values
-/// in byte order, merged by the sort's tournament (the one k-way merge the
-/// project has), a value counted once however many chunks hold it. Streams
-/// the dictionaries: memory is one token per chunk (and each chunk's
-/// delta), not one per value as evaluation's hash set was.
-fn distinct_over_chunks(chunks: Vec<ChunkValues>) -> Result<usize, StoreError> {
-    let mut streams: Vec<_> = chunks.iter().map(ChunkValues::in_order).collect();
-    let mut heads: Vec<Option<&[u8]>> =
-        streams.iter_mut().map(|s| s.next().transpose()).collect::<Result<_, _>>()?;
-    let mut game = Tournament::new(heads.len(), |i| heads[i]);
-    let mut n = 0;
-    while let Some(top) = game.winner() {
-        let Some(token) = heads[top] else { break };
-        n += usize::from(!game.repeats());
-        heads[top] = streams[top].next().transpose()?;
-        let shared = heads[top].map_or(0, |next| shared_prefix(token, next));
-        game.replay(shared, |i| heads[i]);
-    }
-    Ok(n)
-}
-
-/// The values in one column the delta may hide every base quad of.
-#[derive(Default)]
-struct Hideable {
-    /// A cleared graph in range: any value may be gone.
-    every: bool,
-    values: std::collections::HashSet<String>,
-}
-
-impl Hideable {
-    fn may_hide_all(&self, token: &Tok) -> bool {
-        self.every || self.values.contains(token.as_str())
-    }
-}
-
-/// Whether `.presence` shows token `id` in any row group.
-fn in_some_row_group(presence: &PresenceMap, id: u32) -> Result<bool, StoreError> {
-    for rg in 0..presence.num_rgs {
-        if presence.get(rg, id)? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }

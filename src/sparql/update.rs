@@ -25,6 +25,7 @@ use super::dataset::StoreDataset;
 use crate::format::deltalog::{self, BatchFrame, Entry, Object, Subject};
 use crate::import::input::{self, InputFormat};
 use crate::store::log::writer::{LogPosition, LogWriter, Receipt};
+use crate::store::log::BatchState;
 use crate::store::read::{ColumnCache, Explain};
 use crate::store::versions::open::Store;
 use crate::store::StoreError;
@@ -298,8 +299,8 @@ impl Updater {
         let receipt = match appended {
             Ok(receipt) => {
                 self.overlay = view;
-                let marker = self.store.marker.map(|m| m.epoch);
-                if receipt.as_ref().is_some_and(|r| crate::store::log::is_visible(r.epoch, marker)) {
+                let seen = self.store.visibility();
+                if receipt.as_ref().is_some_and(|r| seen.of_epoch(r.epoch) == BatchState::Visible) {
                     self.overlay.batches_visible += 1;
                 }
                 receipt

@@ -158,7 +158,7 @@ pub fn rebuild_sidecars(
 pub fn plan_reset_current(chunk: &Path) -> Result<(RepairPlan, Option<String>), StoreError> {
     let listing = crate::store::versions::list(chunk)?;
     let Some(newest) = listing.versions.iter().rev().find(|v| v.complete) else {
-        return Err(StoreError::not_a_store(chunk, "no complete version to point `current` at"));
+        return Err(StoreError::incomplete(chunk, "no complete version to point `current` at"));
     };
     let now = listing.current.clone();
     if now.as_deref() == Some(newest.name.as_str()) {

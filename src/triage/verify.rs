@@ -24,7 +24,7 @@ use serde::Serialize;
 use crate::format::transport::Transport;
 use crate::store::base::digests;
 use crate::store::base::Base;
-use crate::store::log::Log;
+use crate::store::log::{Log, Visibility};
 use crate::store::sidecars::SUFFIXES;
 use crate::store::versions::layout::{self, BASE, CURRENT, LOG, MARKER};
 use crate::store::versions::open::read_marker;
@@ -418,7 +418,7 @@ fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
         last_seq = Some(f.batch.seq);
     }
     let Some(Some(ce)) = marker else { return };
-    let shadowed: Vec<_> = log.shadowed(Some(ce)).collect();
+    let shadowed: Vec<_> = log.shadowed(Visibility::over(Some(ce))).collect();
     let Some(first) = shadowed.first() else { return };
     let what = format!(
         "{} db_epoch ≤ the marker of `current` ({ce}), the first at offset {} (seq {}, epoch {}): folded already, or writes that are silently invisible",

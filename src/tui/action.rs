@@ -3,16 +3,16 @@
 //! event loop runs those effects on workers. Key bindings live here once:
 //! the mapping, the keybar and the help overlay all read `bindings`.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind};
 
+use super::command::cmd_key;
 use super::effect::Effect;
+use super::messages::worker_msg;
 use super::state::{App, Compaction, Pending, Repair, Tab};
 use super::views::{self, corpus::CorpusMove, store::StoreMove, triage::TriageMove};
 use super::worker::{CompactEnd, Msg};
-use crate::sparql::run::OutputFormat;
 use crate::text::plural;
 
 pub enum Action {
@@ -172,7 +172,7 @@ fn common_key(app: &App, k: KeyEvent) -> Option<Action> {
     })
 }
 
-fn go(app: &mut App, tab: Tab) {
+pub(super) fn go(app: &mut App, tab: Tab) {
     if app.tab != tab {
         app.back.push(app.tab);
         app.tab = tab;
@@ -349,7 +349,7 @@ fn busy(app: &App) -> Option<&'static str> {
     }
 }
 
-fn start_verify(app: &mut App, deep: bool) -> Vec<Effect> {
+pub(super) fn start_verify(app: &mut App, deep: bool) -> Vec<Effect> {
     if !app.triage.start(deep) {
         app.status = "verify is already running".into();
         return Vec::new();
@@ -424,7 +424,7 @@ fn confirmed(app: &mut App) -> Vec<Effect> {
 }
 
 /// Selecting another version loads its files (on a worker).
-fn select_version(app: &mut App, index: usize) -> Vec<Effect> {
+pub(super) fn select_version(app: &mut App, index: usize) -> Vec<Effect> {
     app.store.sel = index;
     app.store.row_groups = Default::default();
     app.files.rows.clear();
@@ -432,7 +432,7 @@ fn select_version(app: &mut App, index: usize) -> Vec<Effect> {
 }
 
 /// The end of a compaction as an event on the timeline and the status.
-fn compaction_done(app: &mut App, r: CompactEnd) {
+pub(super) fn compaction_done(app: &mut App, r: CompactEnd) {
     let (event, status) = match r {
         CompactEnd::Done { text, from, to, carried } => {
             let carried = plural(carried, "batch", "batches");
@@ -467,7 +467,7 @@ fn cancel_compaction(app: &mut App) {
     };
 }
 
-fn ask_compaction(app: &mut App) -> Vec<Effect> {
+pub(super) fn ask_compaction(app: &mut App) -> Vec<Effect> {
     if !app.write {
         app.status = "read-only: start with --write to compact".into();
         return Vec::new();
@@ -481,7 +481,7 @@ fn ask_compaction(app: &mut App) -> Vec<Effect> {
 
 /// `:repair truncate-torn-tail | reset-current | rebuild-sidecars vN`: the
 /// plan in a dialog (made on a worker), applied only on `y`.
-fn ask_repair(app: &mut App, arg: &str) -> Vec<Effect> {
+pub(super) fn ask_repair(app: &mut App, arg: &str) -> Vec<Effect> {
     if !app.write {
         app.status = "read-only: start with --write to repair".into();
         return Vec::new();
@@ -497,398 +497,4 @@ fn ask_repair(app: &mut App, arg: &str) -> Vec<Effect> {
         }
     };
     plan_repair(app, kind)
-}
-
-/// `:open v2`, `:open FILE`, `:goto 0x1f0`, `:query`, `:export FILE [FORMAT]`,
-/// `:compact`, `:q`; and `/text` or `/x:1f8b` searches in the decoder.
-fn cmd_key(app: &mut App, k: KeyEvent) -> Vec<Effect> {
-    let Some(line) = app.cmdline.as_mut() else { return Vec::new() };
-    // The line keeps its `:` or `/`.
-    if super::views::kill(line, 1, line.len(), &k).is_some() {
-        return Vec::new();
-    }
-    match k.code {
-        KeyCode::Esc => app.cmdline = None,
-        KeyCode::Backspace => {
-            line.pop();
-            if line.is_empty() {
-                app.cmdline = None;
-            }
-        }
-        KeyCode::Char(c) if super::views::types_char(&k) => line.push(c),
-        KeyCode::Tab => complete(app),
-        KeyCode::Enter => {
-            let line = app.cmdline.take().unwrap_or_default();
-            return run_command(app, &line);
-        }
-        _ => {}
-    }
-    Vec::new()
-}
-
-/// The commands `:` takes, for completion.
-const COMMANDS: &[&str] =
-    &["open", "goto", "query", "export", "compact", "update", "repair", "verify", "quit"];
-
-/// Tab in the command line: completes a command name, or `:open`'s
-/// argument from the versions and files listed. One match is completed
-/// whole; several are completed to what they share and listed in the
-/// status line.
-fn complete(app: &mut App) {
-    let Some(line) = app.cmdline.as_deref() else { return };
-    let Some(body) = line.strip_prefix(':') else { return };
-    let (head, partial, candidates): (String, &str, Vec<String>) = match body.split_once(' ') {
-        None => (":".into(), body, COMMANDS.iter().map(|c| format!("{c} ")).collect()),
-        Some(("open", arg)) => (":open ".into(), arg, open_candidates(app)),
-        Some(_) => return,
-    };
-    let matches: Vec<&String> = candidates.iter().filter(|c| c.starts_with(partial)).collect();
-    let completed = match matches.as_slice() {
-        [] => {
-            app.status = format!("nothing to complete for {partial:?}");
-            return;
-        }
-        [one] => one.to_string(),
-        many => {
-            let shown: Vec<&str> = many.iter().map(|m| m.trim_end()).collect();
-            app.status = shown.join("  ");
-            shared_prefix(many)
-        }
-    };
-    app.cmdline = Some(format!("{head}{completed}"));
-}
-
-/// What `:open` can name: each version, and each file of the listed one.
-fn open_candidates(app: &App) -> Vec<String> {
-    let versions = app.listing.iter().flat_map(|l| l.versions.iter().map(|v| v.name.clone()));
-    versions.chain(app.files.rows.iter().map(|r| r.name.clone())).collect()
-}
-
-fn shared_prefix(words: &[&String]) -> String {
-    let first = words[0].as_str();
-    let mut len = words[1..].iter().fold(first.len(), |len, w| {
-        first.bytes().zip(w.bytes()).take(len).take_while(|(a, b)| a == b).count()
-    });
-    // Two names may share the first byte of different characters.
-    while !first.is_char_boundary(len) {
-        len -= 1;
-    }
-    first[..len].to_owned()
-}
-
-fn parse_offset(s: &str) -> Option<u64> {
-    let s = s.trim();
-    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(h) => u64::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
-    }
-}
-
-/// `:open v2`, `:open FILE`, `:goto 0x1f0`, `:query`, `:export FILE [FORMAT]`,
-/// `:compact`, `:update …`, `:repair …`, `:q`; and `/text` or `/x:1f8b`
-/// searches in the decoder.
-pub fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
-    if let Some(needle) = line.strip_prefix('/') {
-        if let Some(d) = app.decoder.as_mut() {
-            app.status = d.start_search(needle, app.screen);
-        }
-        return Vec::new();
-    }
-    let body = line.trim_start_matches(':').trim();
-    let (cmd, arg) = body.split_once(' ').map_or((body, ""), |(c, a)| (c, a.trim()));
-    match cmd {
-        "q" | "quit" => app.quit = true,
-        "open" => return open(app, arg),
-        "goto" => goto(app, arg),
-        "query" => {
-            go(app, Tab::Query);
-            if !arg.is_empty() {
-                app.query.text = arg.to_string();
-                app.query.cursor = None;
-            }
-        }
-        "export" => return export(app, arg),
-        "compact" => {
-            go(app, Tab::Timeline);
-            return ask_compaction(app);
-        }
-        "update" => return update_command(app, arg),
-        "repair" => return ask_repair(app, arg),
-        "verify" => {
-            go(app, Tab::Triage);
-            return start_verify(app, matches!(arg, "deep" | "--deep"));
-        }
-        "" => {}
-        other => {
-            app.status = format!(
-                "unknown command :{other} (try :open, :goto, :query, :export, :compact, :update, :repair, :verify, :q)"
-            )
-        }
-    }
-    Vec::new()
-}
-
-/// `:open v2` selects a version; anything else is a file to decode
-/// (relative to the chunk).
-fn open(app: &mut App, arg: &str) -> Vec<Effect> {
-    if let Some(i) = super::state::version_index(app, arg) {
-        go(app, Tab::Files);
-        return select_version(app, i);
-    }
-    let p = PathBuf::from(arg);
-    let p = if p.is_absolute() { p } else { app.chunk.join(p) };
-    app.status = format!("opening {arg}…");
-    vec![Effect::OpenFile { path: p, at: None }]
-}
-
-fn goto(app: &mut App, arg: &str) {
-    let Some(offset) = parse_offset(arg) else {
-        app.status = format!("not an offset: {arg:?} (decimal or 0x hex)");
-        return;
-    };
-    let Some(d) = app.decoder.as_mut() else {
-        app.status = "open a file in the decoder first".into();
-        return;
-    };
-    match d.goto(offset, app.screen) {
-        Ok(()) => go(app, Tab::Decoder),
-        Err(why) => app.status = why,
-    }
-}
-
-fn export(app: &mut App, arg: &str) -> Vec<Effect> {
-    let mut parts = arg.split_whitespace();
-    let Some(file) = parts.next() else {
-        app.status = "usage: :export FILE [json|xml|csv|tsv|table|ntriples|nquads|turtle]".into();
-        return Vec::new();
-    };
-    let format = match parts.next().map(|f| <OutputFormat as clap::ValueEnum>::from_str(f, true)) {
-        Some(Ok(f)) => f,
-        Some(Err(e)) => {
-            app.status = format!("format: {e}");
-            return Vec::new();
-        }
-        None => format_for_extension(file),
-    };
-    app.status = format!("exporting to {file}…");
-    vec![Effect::Export { text: app.query.text.clone(), out: PathBuf::from(file), format }]
-}
-
-fn format_for_extension(file: &str) -> OutputFormat {
-    match file.rsplit('.').next() {
-        Some("json") => OutputFormat::Json,
-        Some("xml") => OutputFormat::Xml,
-        Some("csv") => OutputFormat::Csv,
-        Some("nt") => OutputFormat::NTriples,
-        Some("nq") => OutputFormat::NQuads,
-        Some("ttl") => OutputFormat::Turtle,
-        Some("trig") => OutputFormat::TriG,
-        _ => OutputFormat::Tsv,
-    }
-}
-
-fn update_command(app: &mut App, arg: &str) -> Vec<Effect> {
-    if !app.write {
-        app.status = "read-only: start with --write to update".into();
-        return Vec::new();
-    }
-    if arg.is_empty() {
-        app.status = "usage: :update INSERT DATA { … }".into();
-        return Vec::new();
-    }
-    app.status = "updating…".into();
-    vec![Effect::Update(arg.to_string())]
-}
-
-/// A worker's report: the state takes what it brought.
-fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
-    match msg {
-        Msg::Input(ev) => return from_event(app, ev).map(|a| update(app, a)).unwrap_or_default(),
-        Msg::Observed(now) => return observed(app, now),
-        Msg::Listed(listing, observed) => {
-            app.apply_listing(listing, observed);
-            return app.selected_version_dir().map(Effect::LoadVersion).into_iter().collect();
-        }
-        Msg::VersionLoaded(details) => app.apply_version(*details),
-        Msg::LogIndexed(ix) => {
-            app.log_view.reindexed(ix.count);
-            if app.compaction.is_some() {
-                app.timeline.reindexed(&ix);
-            }
-            app.log = Some(*ix);
-        }
-        Msg::Opened(Ok(d), at) => opened(app, *d, at),
-        Msg::Opened(Err(e), _) => app.status = e,
-        Msg::VerifyProgress(done, all) => app.triage.progress(done, all),
-        Msg::Verified(r) => verified(app, r.map(|r| *r)),
-        Msg::CorpusListed(r) => {
-            if let Some(c) = app.corpus.as_mut() {
-                c.listed(r);
-            }
-        }
-        Msg::CorpusVerified(statuses) => {
-            if let Some(c) = app.corpus.as_mut() {
-                c.verifying = false;
-                let bad = statuses.iter().filter(|(_, s)| s.errors > 0).count();
-                app.status =
-                    format!("verified {}: {bad} with errors", plural(statuses.len(), "chunk", "chunks"));
-                c.verified.extend(statuses);
-            }
-        }
-        Msg::Planned(Ok(confirm)) => app.confirm = Some(confirm),
-        Msg::Planned(Err(why)) => app.status = why,
-        Msg::QueryRows(vars, rows) => query_rows(app, vars, rows),
-        // Without them IRIs are still named from the result alone.
-        Msg::Namespaces(Ok((version, list))) => app.query.namespaces_read(version, list),
-        Msg::Namespaces(Err(_)) => {}
-        Msg::SnapshotRead(_) => {}
-        Msg::QueryDone(t) => query_done(app, t),
-        Msg::CompactProgress(p) => {
-            if p.phase != crate::compact::CompactPhase::Planning {
-                app.timeline.progress(p.epochs, app.log.as_ref());
-            }
-            if let Some(c) = app.compaction.as_mut() {
-                c.last = Some(p);
-            }
-        }
-        Msg::CompactDone(r) => {
-            app.compaction = None;
-            compaction_done(app, r);
-            return refresh(app);
-        }
-        Msg::Exported(r) => app.status = r.unwrap_or_else(|e| format!("export failed: {e}")),
-        Msg::Failed(why) => {
-            app.query.running = None;
-            app.compaction = None;
-            app.status = why;
-        }
-        Msg::Wrote(r) => {
-            app.status = r.unwrap_or_else(|e| format!("failed: {e}"));
-            let mut effects = refresh(app);
-            // What the Triage view shows was true before the write: check again.
-            if app.triage.report().is_some() {
-                let deep = app.triage.deep;
-                effects.extend(start_verify(app, deep));
-            }
-            return effects;
-        }
-    }
-    Vec::new()
-}
-
-/// A decoded file arrives: the cursor goes to `at` (a finding's offset;
-/// one past the end, as for a file cut short, shows the last byte).
-fn opened(app: &mut App, mut d: super::state::Decoder, at: Option<u64>) {
-    // The chunk's own files by their name in it: the offset stays in view.
-    let name = d.path.strip_prefix(&app.chunk).unwrap_or(&d.path).display().to_string();
-    app.status = name.clone();
-    if let Some(at) = at {
-        let last = (d.bytes.len() as u64).saturating_sub(1);
-        match d.goto(at.min(last), app.screen) {
-            Ok(()) => app.status = format!("{name} at byte {at} ({at:#x})"),
-            Err(why) => app.status = why,
-        }
-    }
-    app.decoder = Some(d);
-    go(app, Tab::Decoder);
-}
-
-fn verified(app: &mut App, r: Result<crate::triage::verify::Report, String>) {
-    app.status = match &r {
-        Ok(r) if r.is_clean() => {
-            format!("verify: clean ({}, {:.2} s)", plural(r.files_checked, "file", "files"), r.seconds)
-        }
-        Ok(r) => format!(
-            "verify: {}, {} in all",
-            plural(r.errors(), "error", "errors"),
-            plural(r.findings.len(), "finding", "findings")
-        ),
-        Err(e) => format!("verify could not run: {e}"),
-    };
-    if let (Ok(r), Some(c)) = (&r, app.corpus.as_mut()) {
-        let errors = r.errors();
-        let status = views::triage::FileStatus { errors, warnings: r.findings.len() - errors };
-        c.verified.insert(app.chunk.clone(), status);
-    }
-    app.triage.finished(r);
-}
-
-/// Rows of the running query: the table grows as they come (the first
-/// ones reset the view and choose the prefixes).
-fn query_rows(app: &mut App, vars: Vec<String>, rows: Vec<Vec<String>>) {
-    if app.query.running.is_none() {
-        return;
-    }
-    let first = app.query.result.is_none();
-    let table =
-        app.query.result.get_or_insert_with(|| super::state::QueryTable { vars, ..Default::default() });
-    table.rows.extend(rows);
-    let n = table.rows.len();
-    if first {
-        app.query.scroll = 0;
-        app.query.col = 0;
-        let rows = app.query.result.as_ref().map(|r| r.rows.as_slice()).unwrap_or_default();
-        app.query.prefixes = app.query.prefixes_for(rows);
-    }
-    app.status = format!("{} so far… (Ctrl-C stops)", plural(n, "row", "rows"));
-}
-
-/// The query's outcome, with the rows not streamed yet. A query stopped or
-/// failed part way keeps the rows it produced.
-fn query_done(app: &mut App, t: super::state::QueryTable) {
-    let took = app.query.running.take().map(|(s, _)| s.elapsed()).unwrap_or(t.elapsed);
-    let ms = took.as_secs_f64() * 1e3;
-    let streamed = app.query.result.take();
-    let mut table = streamed.unwrap_or_else(|| {
-        app.query.scroll = 0;
-        app.query.col = 0;
-        super::state::QueryTable::default()
-    });
-    if table.vars.is_empty() {
-        table.vars = t.vars;
-    }
-    table.rows.extend(t.rows);
-    (table.error, table.boolean, table.elapsed, table.total, table.note) =
-        (t.error, t.boolean, t.elapsed, t.total, t.note);
-    let n = table.rows.len();
-    let rows = |n: usize| plural(n, "row", "rows");
-    app.status = match (&table.error, table.boolean) {
-        (Some(e), _) if e == "cancelled" => format!("stopped after {}, {ms:.1} ms", rows(n)),
-        (Some(e), _) if n > 0 => format!("error after {}: {e}", rows(n)),
-        (Some(e), _) => format!("error: {e}"),
-        (None, Some(b)) => format!("ASK: {b} in {ms:.1} ms"),
-        _ if table.total > n => format!("{} in {ms:.1} ms ({n} shown: display limit)", rows(table.total)),
-        _ => format!("{} in {ms:.1} ms", rows(n)),
-    };
-    app.query.prefixes = app.query.prefixes_for(&table.rows);
-    app.query.result = Some(table);
-}
-
-/// Re-lists versions and re-indexes the log (after a change on disk).
-fn refresh(app: &mut App) -> Vec<Effect> {
-    app.refreshing = true;
-    vec![Effect::ListVersions, Effect::IndexLog, Effect::ReadSnapshot]
-}
-
-/// The watcher's report: appends and compactions by other processes show
-/// up within a second. Reports that arrive while a listing is on its way
-/// wait for it (the listing brings its own observation).
-fn observed(app: &mut App, now: super::state::Observed) -> Vec<Effect> {
-    if app.refreshing || now == app.watched {
-        return Vec::new();
-    }
-    let what = if now.current != app.watched.current {
-        let target = now.current.as_ref().map_or("nothing".into(), |p| p.display().to_string());
-        format!("`current` now points at {target}")
-    } else {
-        format!("the log changed ({} → {} bytes)", app.watched.log_len, now.log_len)
-    };
-    if app.compaction.is_none() {
-        app.status = what.clone();
-    }
-    if now.current != app.watched.current {
-        app.timeline.event(what);
-    }
-    app.watched = now;
-    refresh(app)
 }

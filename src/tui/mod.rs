@@ -7,8 +7,10 @@
 
 pub mod action;
 pub mod bench;
+pub mod command;
 pub mod effect;
 pub mod load;
+pub mod messages;
 pub mod state;
 pub mod views;
 pub mod worker;

@@ -349,6 +349,11 @@ impl App {
     pub fn current_marker(&self) -> Option<u64> {
         self.listing.as_ref()?.versions.iter().find(|v| v.is_current).and_then(|v| v.marker)
     }
+
+    /// Which log batches the current version sees.
+    pub fn current_visibility(&self) -> crate::store::log::Visibility {
+        crate::store::log::Visibility::over(self.current_marker())
+    }
 }
 
 /// Whether `name` names a version of this chunk (`:open v2`).

@@ -13,6 +13,7 @@ pub mod net;
 pub mod overlay;
 pub mod rows;
 pub mod terms;
+pub mod values;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -229,12 +230,9 @@ impl<'a> View<'a> {
         let Some(dict) = self.store.sidecars.dict(3) else { return Ok(None) };
         let base_default = dict.find(term::DEFAULT_GRAPH.as_bytes())?.is_some();
         let base_named = dict.len() > usize::from(base_default);
-        let adds = |d: &overlay::GraphDelta| !d.added.is_empty();
-        let logged_default = self.overlay.graphs.get(term::DEFAULT_GRAPH);
-        let default =
-            (base_default && !logged_default.is_some_and(|d| d.cleared)) || logged_default.is_some_and(adds);
-        let named = base_named
-            || self.overlay.graphs.iter().any(|(g, d)| g.as_str() != term::DEFAULT_GRAPH && adds(d));
+        let ov = &self.overlay;
+        let default = (base_default && !ov.cleared(term::DEFAULT_GRAPH)) || ov.adds_to(term::DEFAULT_GRAPH);
+        let named = base_named || ov.named_graphs().any(|g| ov.adds_to(g));
         Ok(Some(GraphsHeld { default, named }))
     }
 

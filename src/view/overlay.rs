@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 
 use crate::format::deltalog::{self, Entry, StopReason};
 use crate::format::term::{self, Escaping, Term};
-use crate::store::log::{is_visible, Log};
+use crate::store::log::Log;
 use crate::store::read::{ColumnCache, DictLookup, Pattern};
 use crate::store::versions::open::Store;
 use crate::store::StoreError;
@@ -288,9 +288,9 @@ impl Overlay {
     ) -> Result<Overlay, StoreError> {
         LOG_FOLDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut ov = Overlay::default();
-        let marker = store.marker.map(|m| m.epoch);
+        let seen = store.visibility();
         for frame in batches {
-            if !is_visible(frame.batch.epoch, marker) {
+            if !seen.sees(&frame) {
                 ov.batches_shadowed += 1;
                 continue;
             }
@@ -454,6 +454,75 @@ impl Overlay {
     /// Graph names (canonical tokens, not `DEFAULT`) that the log mentions.
     pub fn named_graphs(&self) -> impl Iterator<Item = &String> {
         self.graphs.keys().filter(|k| k.as_str() != term::DEFAULT_GRAPH)
+    }
+
+    /// Whether a visible batch cleared or dropped graph `g` (after which
+    /// only what it added since is seen).
+    pub fn cleared(&self, g: &str) -> bool {
+        self.graphs.get(g).is_some_and(|d| d.cleared)
+    }
+
+    /// Whether a visible batch added a quad to graph `g` that is still seen.
+    pub fn adds_to(&self, g: &str) -> bool {
+        self.graphs.get(g).is_some_and(|d| !d.added.is_empty())
+    }
+
+    /// What the delta could hide every base quad of, in column `col` (0–3:
+    /// s, p, o, g), in the graphs `in_range` accepts: a cleared graph hides
+    /// any value (and names itself in the graph column), a removed quad its
+    /// own value. One pass over the delta per question, so a candidate value
+    /// costs a set lookup, not a scan of the removed quads.
+    pub fn hideable(&self, col: usize, in_range: impl Fn(&str) -> bool) -> Hideable {
+        let mut h = Hideable::default();
+        for (g, d) in self.graphs.iter().filter(|(g, _)| in_range(g)) {
+            match col {
+                3 if d.cleared || !d.removed.is_empty() => {
+                    h.values.insert(g.clone());
+                }
+                3 => {}
+                c => {
+                    h.every |= d.cleared;
+                    h.values.extend(d.removed.iter().map(|k| k[c].clone()));
+                }
+            }
+        }
+        h
+    }
+
+    /// The values (canonical tokens) of the added quads in column `col` in
+    /// the graphs `in_range` accepts; in the graph column, each graph added
+    /// to.
+    pub fn added_values(
+        &self,
+        col: usize,
+        in_range: impl Fn(&str) -> bool,
+    ) -> std::collections::BTreeSet<String> {
+        let mut values = std::collections::BTreeSet::new();
+        for (g, d) in self.graphs.iter().filter(|(g, _)| in_range(g)) {
+            match col {
+                3 if !d.added.is_empty() => {
+                    values.insert(g.clone());
+                }
+                3 => {}
+                c => values.extend(d.added.iter().map(|k| k[c].clone())),
+            }
+        }
+        values
+    }
+}
+
+/// The values in one column the delta may hide every base quad of
+/// ([`Overlay::hideable`]).
+#[derive(Default)]
+pub struct Hideable {
+    /// A cleared graph in range: any value may be gone.
+    pub every: bool,
+    pub values: std::collections::HashSet<String>,
+}
+
+impl Hideable {
+    pub fn may_hide_all(&self, token: &super::terms::Tok) -> bool {
+        self.every || self.values.contains(token.as_str())
     }
 }
 

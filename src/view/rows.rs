@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::format::deltalog::{BatchFrame, Entry};
 use crate::format::term::DEFAULT_GRAPH;
-use crate::store::log::is_visible;
+use crate::store::log::Visibility;
 use crate::store::sort::{decode_key, encode_key, write_run_file, RunReader, Sorter};
 
 use super::overlay::{canonical_token, graph_key, key_of};
@@ -47,11 +47,11 @@ pub struct NetDelta {
 }
 
 impl NetDelta {
-    /// Reduces the batches `marker` lets through, holding at most about
+    /// Reduces the batches `seen` lets through, holding at most about
     /// `budget` bytes of keys in memory (the rest spills into `spill`).
     pub fn build(
         batches: &[BatchFrame],
-        marker: Option<u64>,
+        seen: Visibility,
         spill: &Path,
         budget: usize,
     ) -> io::Result<NetDelta> {
@@ -60,7 +60,7 @@ impl NetDelta {
         let mut clears: HashMap<String, u64> = HashMap::new();
         let mut key = Vec::new();
         let mut seq = 0u64;
-        let visible = batches.iter().filter(|f| is_visible(f.batch.epoch, marker));
+        let visible = batches.iter().filter(|f| seen.sees(f));
         for e in visible.flat_map(|f| &f.batch.entries) {
             seq += 1;
             let op = match e {

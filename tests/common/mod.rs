@@ -228,3 +228,37 @@ pub fn announce(line: &str) {
     use std::io::Write;
     let _ = std::io::stdout().lock().write_all(format!("{line}\n").as_bytes());
 }
+
+/// Writes `version_dir/data.cottas` holding `rows` in the order given
+/// (another producer's order, or cells no importer would write), in row
+/// groups of `rg`, with no sidecars: written with the parquet crate's own
+/// writer, as a producer other than this program would.
+pub fn foreign_base(version_dir: &std::path::Path, rows: &[[String; 4]], rg: usize) {
+    use parquet::data_type::{ByteArray, ByteArrayType};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    use std::sync::Arc;
+    std::fs::create_dir_all(version_dir).unwrap();
+    let schema = "message quads { required binary s (STRING); required binary p (STRING); \
+                  required binary o (STRING); required binary g (STRING); }";
+    let schema = Arc::new(parse_message_type(schema).unwrap());
+    let props = WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
+        .set_created_by("another producer".into())
+        .build();
+    let file = std::fs::File::create(version_dir.join("data.cottas")).unwrap();
+    let mut writer = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+    for group in rows.chunks(rg) {
+        let mut row_group = writer.next_row_group().unwrap();
+        for c in 0..4 {
+            let values: Vec<ByteArray> =
+                group.iter().map(|r| ByteArray::from(r[c].as_bytes().to_vec())).collect();
+            let mut col = row_group.next_column().unwrap().unwrap();
+            col.typed::<ByteArrayType>().write_batch(&values, None, None).unwrap();
+            col.close().unwrap();
+        }
+        row_group.close().unwrap();
+    }
+    writer.close().unwrap();
+}

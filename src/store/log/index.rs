@@ -110,12 +110,12 @@ impl LogIndex {
         }
     }
 
-    /// The batches a version with compacted epoch `marker` still sees in the
+    /// The batches a version still sees in the log (`seen`),
     /// log, and their entries added up.
-    pub fn pending(&self, marker: Option<u64>) -> Pending {
+    pub fn pending(&self, seen: super::Visibility) -> Pending {
         let mut p = Pending::default();
         for (&epoch, &batches) in &self.epochs {
-            if super::is_visible(epoch, marker) {
+            if seen.of_epoch(epoch) == super::BatchState::Visible {
                 p.batches += batches;
                 let [a, r, g] = self.ops.get(&epoch).copied().unwrap_or_default();
                 (p.added, p.removed, p.graph_ops) = (p.added + a, p.removed + r, p.graph_ops + g);
@@ -130,12 +130,12 @@ impl LogIndex {
     }
 
     /// One line on the log for a person: its batches and bytes, and what of
-    /// it the version `current` (compacted epoch `marker`) still folds in on
+    /// it the version `current` (which sees `seen`) still folds in on
     /// every open.
-    pub fn summary(&self, current: &str, marker: Option<u64>) -> String {
+    pub fn summary(&self, current: &str, seen: super::Visibility) -> String {
         let size = humansize::format_size(self.len, humansize::BINARY);
         let mut text = format!("log: {}, {size}", plural(self.count, "batch", "batches"));
-        let pending = self.pending(marker);
+        let pending = self.pending(seen);
         if pending.batches == 0 {
             text +=
                 if self.count == 0 { "; nothing pending" } else { "; all folded into the current version" };
@@ -254,8 +254,8 @@ mod tests {
         assert_eq!(ix.epochs.values().sum::<usize>(), 1000);
         assert_eq!(ix.epochs.get(&3), Some(&200));
         let over_2 = Pending { batches: 200, added: 0, removed: 0, graph_ops: 200 };
-        assert_eq!(ix.pending(Some(2)), over_2);
-        assert_eq!(ix.pending(None).graph_ops, 1000);
+        assert_eq!(ix.pending(super::super::Visibility::over(Some(2))), over_2);
+        assert_eq!(ix.pending(super::super::Visibility::over(None)).graph_ops, 1000);
         let full = deltalog::decode(&bytes).result.unwrap();
         assert_eq!(ix.leftover().map(|l| l.0), Some(full.committed_len()));
         for start in [0, 1, 255, 256, 257, 700, 995] {

@@ -15,12 +15,63 @@ use crate::format::deltalog::{self, BatchFrame, Detail, StopReason};
 use crate::format::transport::Transport;
 use crate::format::FormatError;
 
-/// Whether a batch stamped `batch_epoch` is visible over a version whose
-/// compacted epoch is `marker`: above the marker, or always without one. A
-/// batch at or below the marker is folded into the base already (or is a
-/// write the marker silently hides, which `verify` reports).
-pub fn is_visible(batch_epoch: u64, marker: Option<u64>) -> bool {
-    marker.is_none_or(|m| batch_epoch > m)
+/// Which batches a version sees, from its compacted-epoch marker: the one
+/// place that decides it. Every reader of the log (the overlay, compaction's
+/// net delta, counts, the `log` command, the TUI's log view) asks this, so
+/// none compares epochs itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Visibility {
+    marker: Option<u64>,
+}
+
+/// What a batch is to a version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchState {
+    /// Above the version's marker (or the version has none): folded in on open.
+    Visible,
+    /// At or below the marker: folded into the base already, or a write the
+    /// marker silently hides (which `verify` reports).
+    Shadowed,
+}
+
+impl BatchState {
+    /// The word the `log` command and the TUI print.
+    pub fn label(self) -> &'static str {
+        match self {
+            BatchState::Visible => "visible",
+            BatchState::Shadowed => "shadowed",
+        }
+    }
+}
+
+impl Visibility {
+    /// Over a version whose compacted epoch is `marker` (`None`: no marker).
+    pub fn over(marker: Option<u64>) -> Self {
+        Visibility { marker }
+    }
+
+    /// The marker this was built from, for display.
+    pub fn marker(self) -> Option<u64> {
+        self.marker
+    }
+
+    /// A batch stamped `epoch` is visible above the marker, or always
+    /// without one.
+    pub fn of_epoch(self, epoch: u64) -> BatchState {
+        if self.marker.is_none_or(|m| epoch > m) {
+            BatchState::Visible
+        } else {
+            BatchState::Shadowed
+        }
+    }
+
+    pub fn of(self, frame: &BatchFrame) -> BatchState {
+        self.of_epoch(frame.batch.epoch)
+    }
+
+    pub fn sees(self, frame: &BatchFrame) -> bool {
+        self.of(frame) == BatchState::Visible
+    }
 }
 
 /// What follows the last committed batch.
@@ -150,14 +201,14 @@ impl Log {
         self.tail.damage().map_or(self.bytes.len() as u64, |d| d.offset)
     }
 
-    /// The batches a version with compacted epoch `marker` sees.
-    pub fn visible(&self, marker: Option<u64>) -> impl Iterator<Item = &BatchFrame> {
-        self.frames.iter().filter(move |f| is_visible(f.batch.epoch, marker))
+    /// The batches a version sees.
+    pub fn visible(&self, seen: Visibility) -> impl Iterator<Item = &BatchFrame> {
+        self.frames.iter().filter(move |f| seen.sees(f))
     }
 
-    /// The batches the marker hides.
-    pub fn shadowed(&self, marker: Option<u64>) -> impl Iterator<Item = &BatchFrame> {
-        self.frames.iter().filter(move |f| !is_visible(f.batch.epoch, marker))
+    /// The batches a version's marker hides.
+    pub fn shadowed(&self, seen: Visibility) -> impl Iterator<Item = &BatchFrame> {
+        self.frames.iter().filter(move |f| !seen.sees(f))
     }
 
     /// An error when damage hides committed batches: answering (or appending)

@@ -352,11 +352,10 @@ impl LogWriter {
             return Ok(None);
         }
         for (i, e) in entries.iter().enumerate() {
-            e.validate().map_err(|why| {
-                StoreError::not_a_store(
-                    &self.path,
-                    format!("entry {i} ({}) cannot be logged: {why}", e.kind_name()),
-                )
+            e.validate().map_err(|why| StoreError::BadEntry {
+                path: self.path.clone(),
+                index: i,
+                detail: format!("({}) cannot be logged: {why}", e.kind_name()),
             })?;
         }
         let (adds, removes, graph_ops) = count_ops(&entries);

@@ -104,7 +104,7 @@ pub fn resolve(path: &Path) -> Result<Layout, StoreError> {
         let target = std::fs::read_link(&current).map_err(|e| StoreError::io(&current, e))?;
         let version_dir = path.join(&target);
         if !version_dir.join(BASE).is_file() {
-            return Err(StoreError::not_a_store(
+            return Err(StoreError::incomplete(
                 &current,
                 format!(
                     "`current` points at {} which has no data.cottas (a dangling or incomplete version); `cottas-tui repair reset-current` can point it at the newest complete version",

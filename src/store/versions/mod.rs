@@ -171,7 +171,7 @@ pub fn gc_plan(chunk: &Path, keep: usize) -> Result<GcPlan, StoreError> {
     let listing = list(chunk)?;
     let current_n = listing.current.as_deref().and_then(layout::version_number);
     let Some(current_n) = current_n else {
-        return Err(StoreError::not_a_store(
+        return Err(StoreError::refused(
             &chunk.join(CURRENT),
             "no `current` link: gc will not guess which version is live (`repair reset-current` sets it)",
         ));
@@ -239,14 +239,14 @@ pub fn rollback(chunk: &Path, to: &str, force: bool, wait: Option<Duration>) -> 
         return Err(StoreError::not_a_store(&chunk.join(to), "no such version directory"));
     };
     if !v.complete {
-        return Err(StoreError::not_a_store(
+        return Err(StoreError::incomplete(
             &v.path,
             format!("is not a complete version: {}", v.problem.clone().unwrap_or_default()),
         ));
     }
     let log = log_contents(chunk)?;
     if log.hidden > 0 && !force {
-        return Err(StoreError::not_a_store(
+        return Err(StoreError::refused(
             &chunk.join(LOG),
             format!(
                 "has damage with {} behind it: committed writes that would count as {to}'s once the damage is cut. \
@@ -257,7 +257,7 @@ pub fn rollback(chunk: &Path, to: &str, force: bool, wait: Option<Duration>) -> 
         ));
     }
     if log.batches > 0 && !force {
-        return Err(StoreError::not_a_store(
+        return Err(StoreError::refused(
             &chunk.join(LOG),
             format!(
                 "holds {} ({}, epochs {}); paired with {to} {} a view that never existed. Compact first, or pass --force to accept that",

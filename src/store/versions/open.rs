@@ -310,6 +310,11 @@ fn clock() -> u64 {
 }
 
 impl Store {
+    /// Which log batches this version sees (its marker's rule).
+    pub fn visibility(&self) -> crate::store::log::Visibility {
+        crate::store::log::Visibility::over(self.marker.map(|m| m.epoch))
+    }
+
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let layout = layout::resolve(path)?;
         let bare = layout.resolution == layout::Resolution::BareFile;

@@ -112,23 +112,15 @@ impl CorpusView {
     /// The corpus view's part of an action; `None` when it is not its own.
     pub fn update(&mut self, action: &Action) -> Option<CorpusMove> {
         let n = self.chunks.as_ref().map_or(0, Vec::len);
-        match action {
-            Action::Up(_) | Action::Down(_) | Action::Top | Action::Bottom => {
-                self.sel = super::list_move(self.sel, n, action).unwrap_or(self.sel)
-            }
-            Action::Click { row, .. } => match super::list_index(*row, 0) {
-                Some(i) if i < n => self.sel = i,
-                _ => return None,
-            },
-            Action::Enter => {
-                let chunk = self.chunks.as_ref()?.get(self.sel)?;
-                return Some(CorpusMove::Open(chunk.path.clone()));
-            }
-            Action::Refresh => return Some(CorpusMove::Refresh),
-            Action::Verify { .. } => return Some(CorpusMove::VerifyAll),
-            _ => return None,
+        if let Some(inside) = super::select_in_list(&mut self.sel, n, action, 0) {
+            return inside.then_some(CorpusMove::Nothing);
         }
-        Some(CorpusMove::Nothing)
+        Some(match action {
+            Action::Enter => CorpusMove::Open(self.chunks.as_ref()?.get(self.sel)?.path.clone()),
+            Action::Refresh => CorpusMove::Refresh,
+            Action::Verify { .. } => CorpusMove::VerifyAll,
+            _ => return None,
+        })
     }
 }
 

@@ -35,23 +35,13 @@ impl FilesView {
     /// The files view's part of an action: moving, and Enter to decode the
     /// selected file (on a worker). `None` when the action is not its own.
     pub fn update(&mut self, action: &Action, status: &mut String) -> Option<Vec<Effect>> {
-        let n = self.rows.len();
-        match action {
-            Action::Up(_) | Action::Down(_) | Action::Top | Action::Bottom => {
-                self.sel = super::list_move(self.sel, n, action).unwrap_or(self.sel)
-            }
-            Action::Click { row, .. } => match super::list_index(*row, 0) {
-                Some(i) if i < n => self.sel = i,
-                _ => return None,
-            },
-            Action::Enter => {
-                let f = self.rows.get(self.sel)?;
-                *status = format!("opening {}…", f.name);
-                return Some(vec![Effect::OpenFile { path: f.path.clone(), at: None }]);
-            }
-            _ => return None,
+        if let Some(inside) = super::select_in_list(&mut self.sel, self.rows.len(), action, 0) {
+            return inside.then(Vec::new);
         }
-        Some(Vec::new())
+        let Action::Enter = action else { return None };
+        let f = self.rows.get(self.sel)?;
+        *status = format!("opening {}…", f.name);
+        Some(vec![Effect::OpenFile { path: f.path.clone(), at: None }])
     }
 }
 

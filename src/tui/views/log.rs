@@ -7,8 +7,8 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
 use super::list_rows;
-use crate::store::log::is_visible;
 use crate::store::log::writer::count_ops;
+use crate::store::log::BatchState;
 use crate::text::plural;
 use ratatui::crossterm::event::KeyEvent;
 
@@ -83,7 +83,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         return;
     };
     let rows = list_rows(area) + 1;
-    let marker = app.current_marker();
+    let seen = app.current_visibility();
     let mut lines = vec![Line::styled(
         format!(
             "{:>10}  {:<7} {:<6} {:<24} {:>8}  {:<8} {}",
@@ -102,8 +102,9 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         match frame {
             Ok(fr) => {
                 let (a, r, g) = count_ops(&fr.batch.entries);
-                let shadowed = !is_visible(fr.batch.epoch, marker);
-                let state = if shadowed { "shadowed" } else { "visible" };
+                let state = seen.of(fr);
+                let shadowed = state == BatchState::Shadowed;
+                let state = state.label();
                 let style = if shadowed { style.add_modifier(Modifier::DIM) } else { style };
                 let ops = format!("+{a} \u{2212}{r} {}", plural(g, "graph op", "graph ops"));
                 lines.push(Line::styled(
@@ -149,7 +150,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         "Delta log — {}, {}, marker {}",
         plural(ix.count, "batch", "batches"),
         plural(ix.len, "byte", "bytes"),
-        marker.map_or("none".into(), |m| m.to_string())
+        seen.marker().map_or("none".into(), |m| m.to_string())
     );
     f.render_widget(Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)), area);
 }

@@ -130,6 +130,28 @@ pub fn list_move(sel: usize, len: usize, action: &super::action::Action) -> Opti
     })
 }
 
+/// A list's own actions, for every view that shows one: a move (`j`/`k`,
+/// pages, `g`/`G`) changes `sel`, and a click on one of the `len` rows
+/// (drawn `above` rows below the view's top, as [`list_index`] counts)
+/// selects it. `Some(true)` when the action was the list's, `Some(false)`
+/// for a click past its rows, `None` for any other action.
+pub fn select_in_list(
+    sel: &mut usize,
+    len: usize,
+    action: &super::action::Action,
+    above: u16,
+) -> Option<bool> {
+    use super::action::Action;
+    match action {
+        Action::Click { row, .. } => match list_index(*row, above) {
+            Some(i) if i < len => *sel = i,
+            _ => return Some(false),
+        },
+        _ => *sel = list_move(*sel, len, action)?,
+    }
+    Some(true)
+}
+
 /// `sel` moved by `delta` within `0..len`.
 pub fn move_sel(sel: usize, len: usize, delta: isize) -> usize {
     if len == 0 {

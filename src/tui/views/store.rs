@@ -119,7 +119,7 @@ fn log_line(app: &App) -> Line<'static> {
         return Line::styled(format!("log: {e}"), Style::new().fg(Color::Red));
     }
     let current = app.listing.as_ref().and_then(|l| l.current.clone()).unwrap_or_else(|| "the base".into());
-    let mut spans = vec![Span::raw(ix.summary(&current, app.current_marker()))];
+    let mut spans = vec![Span::raw(ix.summary(&current, app.current_visibility()))];
     if let Some(damage) = ix.damage_summary() {
         spans.push(Span::styled(format!("  {damage}"), Style::new().fg(Color::White).bg(Color::Red)));
     }

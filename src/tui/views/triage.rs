@@ -133,33 +133,27 @@ impl TriageView {
 
     /// The triage view's part of an action; `None` when it is not its own.
     pub fn update(&mut self, action: &Action) -> Option<TriageMove> {
-        let n = self.order.len();
-        match action {
-            Action::Up(_) | Action::Down(_) | Action::Top | Action::Bottom => {
-                self.sel = super::list_move(self.sel, n, action).unwrap_or(self.sel)
-            }
-            Action::Click { row, .. } => match super::list_index(*row, SUMMARY_ROWS) {
-                Some(i) if i < n => self.sel = i,
-                _ => return None,
-            },
-            Action::Verify { deep } => return Some(TriageMove::Verify(*deep)),
+        if let Some(inside) = super::select_in_list(&mut self.sel, self.order.len(), action, SUMMARY_ROWS) {
+            return inside.then_some(TriageMove::Nothing);
+        }
+        Some(match action {
+            Action::Verify { deep } => TriageMove::Verify(*deep),
             Action::Enter => {
                 let f = self.selected_finding()?;
-                return Some(TriageMove::Open(f.file.clone(), f.offset));
+                TriageMove::Open(f.file.clone(), f.offset)
             }
             Action::RepairSelected => {
                 let f = self.selected_finding()?;
-                return Some(match Repair::for_finding(f) {
+                match Repair::for_finding(f) {
                     Some(r) => TriageMove::Repair(r),
                     None => TriageMove::NoRepair(match &f.next {
                         Some(next) => format!("no repair from here for {}; next: {next}", f.check),
                         None => format!("no repair from here for {}", f.check),
                     }),
-                });
+                }
             }
             _ => return None,
-        }
-        Some(TriageMove::Nothing)
+        })
     }
 }
 
