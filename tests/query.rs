@@ -209,9 +209,9 @@ fn exit_codes_and_streams() {
     let o = q(&s, "SELECT ?x WHERE {\n  ?x ?y\n}", &[]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("error at 3:"), "line:column in {err}");
+    assert!(err.contains("error at 2:3: a triple pattern needs"), "line:column in {err}");
     assert!(o.stdout.is_empty(), "nothing on stdout for a failed query");
-    let o = q(&s, "SELECT ?x {\n ?x <urn:p> }", &[]);
+    let o = q(&s, "SELECT ?x {\n ?x <urn:p> , }", &[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.lines().count(), 1, "one line, character classes in words: {err}");
     assert!(err.contains("error at 2:13:") && !err.contains("u{") && err.contains("a letter"), "{err}");
@@ -229,7 +229,7 @@ fn exit_codes_and_streams() {
         .args(["-e", "ASK { ?s ?p ?o }", "-e", "ASK { <urn:no> ?p ?o }", "--format", "tsv"])
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&o.stdout), "true\nfalse\n");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "true\n\nfalse\n", "TSV result sets apart");
     let mut child = bin()
         .arg("--batch")
         .arg(&s)
@@ -268,7 +268,7 @@ fn queries_as_arguments_and_dash_for_stdin() {
         .unwrap();
     assert_eq!(
         String::from_utf8_lossy(&o.stdout),
-        "true\nfalse\ntrue\n",
+        "true\n\nfalse\n\ntrue\n",
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
@@ -285,7 +285,7 @@ fn queries_as_arguments_and_dash_for_stdin() {
         use std::io::Write;
         child.stdin.take().unwrap().write_all(b"SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }").unwrap();
         let o = child.wait_with_output().unwrap();
-        let expected = if dash.len() == 1 { "?n\n4\nfalse\n" } else { "false\n?n\n4\n" };
+        let expected = if dash.len() == 1 { "?n\n4\n\nfalse\n" } else { "false\n\n?n\n4\n" };
         assert_eq!(String::from_utf8_lossy(&o.stdout), expected, "{dash:?}");
     }
     // A file name where the query goes: a usage error that says -f.

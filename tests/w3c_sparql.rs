@@ -231,7 +231,10 @@ fn ours(store_dir: &Path, query: &Query) -> Result<Comparable, String> {
 /// One line per W3C test in the test output, as `test w3c-query <name> ... ok`.
 fn report(suite: &str, name: &str, outcome: &str) {
     let name = name.trim_start_matches('<').trim_end_matches('>');
-    let short = name.rsplit_once("/sparql11/").map_or(name, |(_, rest)| rest);
+    let short = ["/data-sparql11/", "/sparql11/"]
+        .iter()
+        .find_map(|dir| name.rsplit_once(dir).map(|(_, rest)| rest))
+        .unwrap_or(name);
     common::announce(&format!("test w3c-{suite} {short} ... {outcome}"));
 }
 

@@ -149,29 +149,46 @@ pub fn not_a_file_name(texts: &[String]) -> anyhow::Result<()> {
 /// requests. `-` in either place reads stdin (once; a second `-` gets what is
 /// left, nothing).
 pub fn request_texts(inline: &[String], files: &[PathBuf], what: &str) -> anyhow::Result<Vec<String>> {
+    Ok(requests(inline, files, what)?.into_iter().map(|r| r.text).collect())
+}
+
+/// One request's text and where it came from, for error messages.
+pub struct Request {
+    /// `the command line`, `stdin` or the file's path.
+    pub origin: String,
+    pub text: String,
+}
+
+/// The requests of a command, in order: inline texts (`-` reads stdin), then
+/// files (`-`: stdin); stdin alone when none is given.
+pub fn requests(inline: &[String], files: &[PathBuf], what: &str) -> anyhow::Result<Vec<Request>> {
     use anyhow::Context;
-    let stdin = || -> anyhow::Result<String> {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+    let stdin = || -> anyhow::Result<Request> {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
             .with_context(|| format!("reading the {what} from stdin"))?;
-        Ok(s)
+        Ok(Request { origin: "stdin".into(), text })
     };
-    let mut texts = Vec::with_capacity(inline.len() + files.len());
+    let mut requests = Vec::with_capacity(inline.len() + files.len());
     for text in inline {
-        texts.push(if text == "-" { stdin()? } else { text.clone() });
-    }
-    for f in files {
-        let text = if f.as_os_str() == "-" {
+        requests.push(if text == "-" {
             stdin()?
         } else {
-            std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?
-        };
-        texts.push(text);
+            Request { origin: "the command line".into(), text: text.clone() }
+        });
     }
-    if texts.is_empty() {
-        texts.push(stdin()?);
+    for f in files {
+        requests.push(if f.as_os_str() == "-" {
+            stdin()?
+        } else {
+            let text = std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?;
+            Request { origin: f.display().to_string(), text }
+        });
     }
-    Ok(texts)
+    if requests.is_empty() {
+        requests.push(stdin()?);
+    }
+    Ok(requests)
 }
 
 /// Runs `f` `n` times (at least once) and prints the latency line that

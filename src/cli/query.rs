@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::corpus;
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
@@ -32,7 +32,11 @@ pub struct QueryArgs {
     /// -e or -f, stdin.
     #[arg(short, long = "file", value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Result format (default: table on a terminal, TSV otherwise; N-Triples for graphs).
+    /// Result format (default: table on a terminal, TSV otherwise; N-Triples
+    /// for graphs). With several queries, JSON and XML write one compact
+    /// document per line, and CSV and TSV put one blank line between result
+    /// sets. A query stopped midway (a timeout) leaves its document closed
+    /// on stdout and exits non-zero, saying so on stderr.
     #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,
     /// Print the query plan and the read path's pruning figures to stderr.
@@ -62,7 +66,7 @@ pub struct QueryArgs {
 /// Runs the command; once per process (the folded logs are freed by the exit).
 pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
     super::not_a_file_name(&args.texts)?;
-    let texts = super::request_texts(&[&args.texts[..], &args.queries[..]].concat(), &args.files, "query")?;
+    let requests = super::requests(&[&args.texts[..], &args.queries[..]].concat(), &args.files, "query")?;
     let chunks = open_chunks(&args.target, args.memory_limit)?;
     let parts: Vec<View> = chunks.iter().map(|c| View::new(&c.store, &c.overlay, &c.cache)).collect();
     let opts = QueryOptions {
@@ -73,15 +77,25 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
         explain: args.explain,
         no_shortcuts: args.no_shortcuts,
         hints: true,
+        close_cut_documents: true,
         ..QueryOptions::default()
     };
-    for (i, text) in texts.iter().enumerate() {
-        if i > 0 && opts.format.is_none() && opts.tty {
-            writeln!(out)?;
+    for (i, request) in requests.iter().enumerate() {
+        if i > 0 {
+            out.write_all(separator(&opts))?;
         }
         let t = Instant::now();
-        let summary = run_query(&parts, text, &opts, out)?;
+        let text = &request.text;
+        let summary = run_query(&parts, text, &opts, out);
         out.flush()?;
+        let summary = match (summary, requests.len()) {
+            (Ok(summary), _) => summary,
+            (Err(e), 1) if request.origin == "the command line" => return Err(e.into()),
+            (Err(e), 1) => return Err(e).context(format!("the query from {}", request.origin)),
+            (Err(e), n) => {
+                return Err(e).context(format!("query {} of {n} (from {})", i + 1, request.origin))
+            }
+        };
         if summary.empty_default_graph {
             crate::eprint_line!(
                 "cottas-tui: note: {}, or --union-default-graph to read every graph as the default one",
@@ -112,6 +126,17 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
     drop(parts);
     super::free_at_exit(chunks.into_iter().map(|c| c.overlay).collect::<Vec<_>>());
     Ok(ExitCode::SUCCESS)
+}
+
+/// What goes between two queries' results: a blank line between CSV or TSV
+/// result sets (CSV's with its CRLF) and between tables on a terminal;
+/// nothing between JSON or XML documents, one a line.
+fn separator(opts: &QueryOptions) -> &'static [u8] {
+    match opts.format {
+        Some(OutputFormat::Csv) => b"\r\n",
+        Some(OutputFormat::Tsv | OutputFormat::Table) | None => b"\n",
+        Some(_) => b"",
+    }
 }
 
 /// One store the query reads: the target, or one chunk of a corpus.

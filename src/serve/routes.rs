@@ -993,6 +993,7 @@ fn query_failure(e: &QueryError) -> Refused {
         QueryError::Syntax(_) | QueryError::Evaluation(_) | QueryError::Limit(_) => StatusCode::BAD_REQUEST,
         QueryError::Timeout(_) => StatusCode::SERVICE_UNAVAILABLE,
         QueryError::Store(_) | QueryError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        QueryError::Cut { error, .. } => return query_failure(error),
     };
     Refused::new(status, e.to_string())
 }

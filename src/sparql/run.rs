@@ -58,6 +58,12 @@ pub struct QueryOptions {
     /// Decide [`QuerySummary::empty_default_graph`] (for `query`, which says
     /// it; the endpoint has nowhere to, so it does not pay for it).
     pub hints: bool,
+    /// When an error (a timeout) stops a result midway, close the document
+    /// written so far and report [`QueryError::Cut`]: for scripts, whose
+    /// stdout must hold only whole documents. The endpoint leaves it open,
+    /// so that an HTTP client sees a broken response, never a short one
+    /// that looks whole.
+    pub close_cut_documents: bool,
 }
 
 #[derive(Debug)]
@@ -71,6 +77,13 @@ pub enum QueryError {
     Limit(String),
     Store(StoreError),
     Io(io::Error),
+    /// `error` stopped a result after `rows` of it were written; what was
+    /// written was closed as a complete document (a JSON or XML document
+    /// ended, a Turtle statement finished), so stdout never holds half of one.
+    Cut {
+        error: Box<QueryError>,
+        rows: usize,
+    },
 }
 
 impl fmt::Display for QueryError {
@@ -82,6 +95,11 @@ impl fmt::Display for QueryError {
             QueryError::Limit(m) => write!(f, "query refused: {m}"),
             QueryError::Store(e) => write!(f, "{e}"),
             QueryError::Io(e) => write!(f, "{e}"),
+            QueryError::Cut { error, rows } => write!(
+                f,
+                "{error}; the output holds the {} written before it, closed as a complete document",
+                crate::text::plural(*rows, "result", "results")
+            ),
         }
     }
 }
@@ -98,6 +116,7 @@ impl crate::exit::Classify for QueryError {
             | QueryError::Timeout(_) => ExitClass::BadInput,
             QueryError::Store(e) => crate::exit::Classify::exit_class(e),
             QueryError::Io(_) => ExitClass::Failure,
+            QueryError::Cut { error, .. } => error.exit_class(),
         }
     }
 }
@@ -107,6 +126,7 @@ impl std::error::Error for QueryError {
         match self {
             QueryError::Io(e) => Some(e),
             QueryError::Store(e) => Some(e),
+            QueryError::Cut { error, .. } => Some(error.as_ref()),
             _ => None,
         }
     }
@@ -286,8 +306,9 @@ fn write_results(
             match (f, tabular(f)) {
                 (_, Some(rf)) => {
                     QueryResultsSerializer::from_format(rf).serialize_boolean_to_writer(&mut *out, b)?;
-                    // One result per line, so several queries in a batch stay apart.
-                    writeln!(out)?;
+                    // One result per line, so several queries in a batch stay
+                    // apart; CSV's lines end in CRLF, as its rows do.
+                    out.write_all(if rf == QueryResultsFormat::Csv { b"\r\n" } else { b"\n" })?;
                 }
                 (OutputFormat::Table, None) => writeln!(out, "{b}")?,
                 (other, None) => {
@@ -302,20 +323,20 @@ fn write_results(
             let vars: Vec<Variable> = solutions.variables().to_vec();
             let solutions = limited(until_cancelled(solutions, cancel), limit, &cut);
             let f = opts.format.unwrap_or(if opts.tty { OutputFormat::Table } else { OutputFormat::Tsv });
-            let mut n = 0;
+            let n;
             match (f, tabular(f)) {
                 (_, Some(rf)) => {
                     let mut ser = QueryResultsSerializer::from_format(rf)
                         .serialize_solutions_to_writer(&mut *out, vars)?;
-                    for s in solutions {
-                        let s = s.map_err(map_eval)?;
-                        ser.serialize(s.iter())?;
-                        n += 1;
-                    }
+                    let failed;
+                    let (count, stopped) =
+                        drain(solutions.map(|s| s.map_err(map_eval)), |s| Ok(ser.serialize(s.iter())?))?;
+                    (n, failed) = (count, left_open(stopped, opts)?);
                     ser.finish()?;
                     if matches!(rf, QueryResultsFormat::Json | QueryResultsFormat::Xml) {
                         writeln!(out)?;
                     }
+                    cut_by(failed, n)?;
                 }
                 (OutputFormat::Table, None) => {
                     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -339,38 +360,32 @@ fn write_results(
         QueryResults::Graph(triples) => {
             let triples = limited(until_cancelled(triples, cancel), limit, &cut);
             let f = opts.format.unwrap_or(OutputFormat::NTriples);
-            let mut n = 0;
+            let n;
+            let triples = triples.map(|t| t.map_err(map_eval));
+            let failed;
             match f {
                 OutputFormat::NTriples | OutputFormat::Table => {
                     let mut w = NTriplesSerializer::new().for_writer(&mut *out);
-                    for t in triples {
-                        w.serialize_triple(&t.map_err(map_eval)?)?;
-                        n += 1;
-                    }
+                    let (count, stopped) = drain(triples, |t| Ok(w.serialize_triple(&t)?))?;
+                    (n, failed) = (count, left_open(stopped, opts)?);
                     w.finish();
                 }
                 OutputFormat::NQuads => {
                     let mut w = NQuadsSerializer::new().for_writer(&mut *out);
-                    for t in triples {
-                        w.serialize_quad(&t.map_err(map_eval)?.in_graph(GraphName::DefaultGraph))?;
-                        n += 1;
-                    }
+                    let (count, stopped) = drain(triples, |t| Ok(w.serialize_quad(&t.in_graph(GraphName::DefaultGraph))?))?;
+                    (n, failed) = (count, left_open(stopped, opts)?);
                     w.finish();
                 }
                 OutputFormat::Turtle => {
                     let mut w = TurtleSerializer::new().for_writer(&mut *out);
-                    for t in triples {
-                        w.serialize_triple(&t.map_err(map_eval)?)?;
-                        n += 1;
-                    }
+                    let (count, stopped) = drain(triples, |t| Ok(w.serialize_triple(&t)?))?;
+                    (n, failed) = (count, left_open(stopped, opts)?);
                     w.finish()?;
                 }
                 OutputFormat::TriG => {
                     let mut w = TriGSerializer::new().for_writer(&mut *out);
-                    for t in triples {
-                        w.serialize_quad(&t.map_err(map_eval)?.in_graph(GraphName::DefaultGraph))?;
-                        n += 1;
-                    }
+                    let (count, stopped) = drain(triples, |t| Ok(w.serialize_quad(&t.in_graph(GraphName::DefaultGraph))?))?;
+                    (n, failed) = (count, left_open(stopped, opts)?);
                     w.finish()?;
                 }
                 other => {
@@ -379,8 +394,43 @@ fn write_results(
                     )))
                 }
             }
+            cut_by(failed, n)?;
             Ok((n, cut.get()))
         }
+    }
+}
+
+/// Writes each item of `items` until the first error, which is returned
+/// beside the count written (the caller closes its document first).
+fn drain<T>(
+    items: impl Iterator<Item = Result<T, QueryError>>,
+    mut write: impl FnMut(T) -> Result<(), QueryError>,
+) -> Result<(usize, Option<QueryError>), QueryError> {
+    let mut n = 0;
+    for item in items {
+        match item {
+            Ok(item) => write(item)?,
+            Err(e) => return Ok((n, Some(e))),
+        }
+        n += 1;
+    }
+    Ok((n, None))
+}
+
+/// Without [`QueryOptions::close_cut_documents`], an error that stopped a
+/// result is returned as it is, before its document is closed.
+fn left_open(failed: Option<QueryError>, opts: &QueryOptions) -> Result<Option<QueryError>, QueryError> {
+    match failed {
+        Some(e) if !opts.close_cut_documents => Err(e),
+        failed => Ok(failed),
+    }
+}
+
+/// The error that stopped a result after `rows`, once its document is closed.
+fn cut_by(failed: Option<QueryError>, rows: usize) -> Result<(), QueryError> {
+    match failed {
+        None => Ok(()),
+        Some(error) => Err(QueryError::Cut { error: Box::new(error), rows }),
     }
 }
 

@@ -451,7 +451,7 @@ impl DistinctOf {
     /// values listed.
     pub fn count(&self, dataset: &StoreDataset) -> Result<Option<usize>, StoreError> {
         match self.counted_only() {
-            Some(col) => self.counted_by_dictionary(dataset, col),
+            Some(_) => self.counted_by_dictionary(dataset),
             None => Ok(self.values(dataset)?.map(|v| v.len())),
         }
     }
@@ -461,8 +461,7 @@ impl DistinctOf {
     /// at 10M quads), in memory that grows with the store whatever
     /// `--memory-limit` says. `None` when a chunk's dictionary cannot say
     /// (see [`crate::view::values`]).
-    fn counted_by_dictionary(&self, dataset: &StoreDataset, col: usize) -> Result<Option<usize>, StoreError> {
-        debug_assert_eq!(col, self.col);
+    fn counted_by_dictionary(&self, dataset: &StoreDataset) -> Result<Option<usize>, StoreError> {
         distinct_count(&dataset.parts, self.scope(dataset))
     }
 

@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn character_classes_read_as_words_on_one_line() {
-        let e = query_error("SELECT ?x { ?x <http://ex/p> }");
+        let e = query_error("SELECT ?x { ?x <http://ex/p> , }");
         assert!(e.starts_with("error at 1:30: expected one of "), "{e}");
         assert!(e.contains("\"<\"") && e.contains("a letter") && e.contains("a digit"), "{e}");
         assert!(
@@ -222,6 +222,28 @@ mod tests {
             ("SELECT ?s WHERE { ?s ?p ?o", "error at 1:17: this `{` is not closed (expected `}`)"),
             // "unexpected text"
             ("ASK { ?s ?p ?o }}", "error at 1:17: `}` has nothing to close"),
+            // "expected one of HAVING, OFFSET, …"
+            (
+                "SELECT ?s { ?s ?p ?o }\n\nASK { ?s ?p ?o }\n",
+                "error at 3:1: a second query begins here (`ASK`): a request holds one query (on the command line, give each its own -e or -f)",
+            ),
+            (
+                "SELECT ?s { ?s ?p ?o } LIMIT 1\nPREFIX ex: <http://ex.org/>\nSELECT ?s { ?s ex:p ?o }",
+                "error at 2:1: a second query begins here (`PREFIX`): a request holds one query (on the command line, give each its own -e or -f)",
+            ),
+            // "expected one of LATERAL, SERVICE" or "expected OPTIONAL", by what follows
+            (
+                "SELECT * WHERE { ?s ?p }",
+                "error at 1:18: a triple pattern needs a subject, a predicate and an object: `?s ?p` has no object",
+            ),
+            (
+                "SELECT * WHERE { ?s ?p }\n",
+                "error at 1:18: a triple pattern needs a subject, a predicate and an object: `?s ?p` has no object",
+            ),
+            (
+                "ASK { ?s a ?c . ?x a . }",
+                "error at 1:17: a triple pattern needs a subject, a predicate and an object: `?x a` has no object",
+            ),
             // "expected NOT"
             (
                 "ASK { FILTER(regex(?o, \"a\") }",

@@ -67,8 +67,10 @@ pub fn explain(text: &str, request: Request, refused_at: Pos) -> Option<String> 
         counts(&scan.tokens),
         empty_clauses(&scan.tokens),
         bare_language_tags(&scan.tokens),
+        short_triples(&scan.tokens),
         unknown_words(&scan.tokens),
         (request == Request::Update).then(|| update_operations(&scan)).flatten(),
+        (request == Request::Query).then(|| second_query(&scan.tokens)).flatten(),
     ];
     let found =
         checks.into_iter().flatten().filter(|f| f.detected <= refused_at).min_by_key(|f| f.detected)?;
@@ -295,6 +297,55 @@ fn empty_clauses(tokens: &[Token]) -> Option<Finding> {
             }
         })
     })
+}
+
+/// A query form, `PREFIX` or `BASE` after a query's last group has closed:
+/// a second query in one request (a file holding several).
+fn second_query(tokens: &[Token]) -> Option<Finding> {
+    let (mut depth, mut closed) = (0, false);
+    for t in tokens {
+        let begins = QUERY_FORMS.iter().chain(&["PREFIX", "BASE"]).any(|w| t.is_word(w));
+        if depth == 0 && closed && begins {
+            return Some(Finding {
+                detected: t.at,
+                at: t.at,
+                message: format!(
+                    "a second query begins here (`{}`): a request holds one query (on the command line, give each its own -e or -f)",
+                    t.text
+                ),
+            });
+        }
+        depth = nested(depth, t);
+        closed |= depth == 0 && t.is('}');
+    }
+    None
+}
+
+/// A triple pattern of two terms, as `{ ?s ?p }` or `?s ?p .`: spargebra
+/// names what might follow (`OPTIONAL`, `LATERAL`, `SERVICE`), which depends
+/// on the text after it; the mistake is the missing object. Not inside a
+/// `VALUES ?x { … }` block, whose rows are single terms.
+fn short_triples(tokens: &[Token]) -> Option<Finding> {
+    let is_term = |t: &Token| matches!(t.kind, Kind::Var | Kind::Iri | Kind::Name) || t.is_word("a");
+    let mut values_block = false;
+    for (i, t) in tokens.iter().enumerate() {
+        if t.is('{') {
+            values_block = i >= 2 && tokens[i - 2].is_word("VALUES");
+        }
+        let starts_triple = i == 0 || tokens[i - 1].is('{') || tokens[i - 1].is('.');
+        let (Some(second), Some(end)) = (tokens.get(i + 1), tokens.get(i + 2)) else { break };
+        if starts_triple && !values_block && is_term(t) && is_term(second) && (end.is('}') || end.is('.')) {
+            return Some(Finding {
+                detected: end.at,
+                at: t.at,
+                message: format!(
+                    "a triple pattern needs a subject, a predicate and an object: `{} {}` has no object",
+                    t.text, second.text
+                ),
+            });
+        }
+    }
+    None
 }
 
 /// `@` after a literal with no language tag.
