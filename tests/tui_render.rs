@@ -1466,3 +1466,30 @@ fn queries_fold_the_log_once_until_the_disk_changes() {
     let (all, _) = fresh.view().quads(None, None, None, cottas_tui::view::Graphs::AnyNamed).unwrap();
     assert_eq!(all.count() as u64, before + 3, "the disk agrees");
 }
+
+/// Results for people: a count reads as a number, and with IRIs whole
+/// (`a`) a cell wider than its column ends in `…`, at 80 columns and wide.
+#[test]
+fn numbers_read_as_numbers_and_cut_cells_end_in_an_ellipsis() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Query;
+    let long = format!("<http://www.Department0.University0.edu/{}>", "GraduateStudent".repeat(5));
+    let count = "\"24297\"^^<http://www.w3.org/2001/XMLSchema#integer>".to_string();
+    let table = QueryTable {
+        vars: vec!["who".into(), "n".into()],
+        rows: vec![vec![long.clone(), count]],
+        total: 1,
+        ..Default::default()
+    };
+    act(&mut a, Action::Worker(worker::Msg::QueryDone(table)));
+    act(&mut a, Action::ToggleIris);
+    assert!(a.query.full_iris);
+    for (w, h) in [(80, 24), (200, 50)] {
+        let t = text(&draw(&a, w, h));
+        assert!(t.contains("24297") && !t.contains("XMLSchema#integer"), "{w}×{h}: {t}");
+        let line = t.lines().find(|l| l.contains("<http://www.Department0.University0.edu/Graduate"));
+        assert!(line.is_some_and(|l| l.contains('…')), "{w}×{h}: {t}");
+        assert!(!t.contains(&long), "the long IRI is cut at {w}×{h}");
+    }
+}

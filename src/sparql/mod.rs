@@ -2,6 +2,7 @@
 //! [`dataset::StoreDataset`], sparesults and oxttl write the results.
 
 pub mod dataset;
+pub mod display;
 pub mod hints;
 pub mod limits;
 pub mod run;

@@ -7,7 +7,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::time::Duration;
 
-use oxrdf::{GraphName, Term, Variable};
+use oxrdf::{GraphName, Variable};
 use oxttl::{NQuadsSerializer, NTriplesSerializer, TriGSerializer, TurtleSerializer};
 use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 use spareval::{CancellationToken, QueryEvaluator, QueryResults};
@@ -343,7 +343,12 @@ fn write_results(
                     for s in solutions {
                         let s = s.map_err(map_eval)?;
                         rows.push(
-                            vars.iter().map(|v| s.get(v).map(Term::to_string).unwrap_or_default()).collect(),
+                            vars.iter()
+                                .map(|v| {
+                                    s.get(v).map(|t| super::display::for_people(&t.to_string()).into_owned())
+                                })
+                                .map(Option::unwrap_or_default)
+                                .collect(),
                         );
                     }
                     n = rows.len();
@@ -494,7 +499,7 @@ fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>], cut
             let cells = r.iter().enumerate().map(|(i, c)| {
                 if i < last && width(c) > TABLE_CELL_CAP {
                     shortened = true;
-                    shorten(c, TABLE_CELL_CAP)
+                    super::display::fit(c, TABLE_CELL_CAP).into_owned()
                 } else {
                     c.clone()
                 }
@@ -530,18 +535,4 @@ fn write_table(out: &mut dyn Write, vars: &[Variable], rows: &[Vec<String>], cut
         String::new()
     };
     writeln!(out, "({}{more}{cells})", crate::text::plural(rows.len(), "row", "rows"))
-}
-
-/// `cell` cut to at most `cap` terminal columns, its last one `…`.
-fn shorten(cell: &str, cap: usize) -> String {
-    let mut used = 0;
-    let mut kept: String = cell
-        .chars()
-        .take_while(|c| {
-            used += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
-            used < cap
-        })
-        .collect();
-    kept.push('…');
-    kept
 }

@@ -67,10 +67,21 @@ fn iris(cell: &str) -> impl Iterator<Item = &str> {
 }
 
 /// A prefix name for a namespace: its last path segment, letters and
-/// digits only (`https://x.example/people/` → `people`).
+/// digits only (`https://x.example/people/` → `people`); for a namespace
+/// that is a host alone, the host's most specific name, without `www` and
+/// the top-level domain (`http://www.Department0.University0.edu/` →
+/// `department0`, not `wwwdepartment0university0edu`).
 fn name_for(ns: &str) -> String {
     let trimmed = ns.trim_end_matches(['/', '#']);
-    let segment = trimmed.rsplit(['/', '#', ':']).next().unwrap_or("");
+    let after_scheme = trimmed.split_once("://").map_or(trimmed, |(_, rest)| rest);
+    let segment = if after_scheme.contains(['/', '#']) {
+        trimmed.rsplit(['/', '#', ':']).next().unwrap_or("")
+    } else {
+        let host = after_scheme.split(':').next().unwrap_or("");
+        let labels: Vec<&str> = host.split('.').filter(|l| !l.eq_ignore_ascii_case("www")).collect();
+        let named = if labels.len() > 1 { &labels[..labels.len() - 1] } else { &labels[..] };
+        named.first().copied().unwrap_or("")
+    };
     let name: String =
         segment.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_lowercase();
     match name.chars().next() {
@@ -213,6 +224,15 @@ mod tests {
         );
         assert_eq!(abbreviate("\"x\"@en", &p), "\"x\"@en");
         assert_eq!(abbreviate("<https://ex.example/empty#z>", &p), ":z");
+    }
+
+    #[test]
+    fn a_host_alone_is_named_by_its_most_specific_label() {
+        assert_eq!(name_for("http://www.Department0.University0.edu/"), "department0");
+        assert_eq!(name_for("https://example.org/"), "example");
+        assert_eq!(name_for("http://localhost:8080/"), "localhost");
+        assert_eq!(name_for("http://dbpedia.org/resource/"), "resource");
+        assert_eq!(name_for("http://www.w3.org/ns/prov#"), "prov");
     }
 
     #[test]

@@ -134,12 +134,14 @@ impl QueryState {
         }
     }
 
-    /// A cell as the table shows it.
+    /// A cell as the table shows it: a number bare, IRIs under prefixes
+    /// (or whole, with `a`).
     pub fn shown(&self, cell: &str) -> String {
+        let cell = crate::sparql::display::for_people(cell);
         if self.full_iris {
-            cell.to_string()
+            cell.into_owned()
         } else {
-            super::prefixes::abbreviate(cell, &self.prefixes)
+            super::prefixes::abbreviate(&cell, &self.prefixes)
         }
     }
 
@@ -344,7 +346,9 @@ fn render_table(f: &mut Frame, area: Rect, q: &QueryState, r: &QueryTable) {
         .iter()
         .enumerate()
         .map(|(i, row)| {
-            let row = Row::new(row[first..last].to_vec());
+            // A cell wider than its column is cut with `…`, never silently.
+            let cells = row[first..last].iter().zip(&widths);
+            let row = Row::new(cells.map(|(c, &w)| crate::sparql::display::fit(c, w as usize).into_owned()));
             if top + i == q.scroll {
                 row.style(super::selected())
             } else {
