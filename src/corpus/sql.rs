@@ -29,28 +29,8 @@ use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::Query;
 
 use super::views::Dialect;
-use crate::format::term::{render, Escaping};
+use crate::format::term::{render, Escaping, XSD, XSD_NUMERIC_TYPES as NUMERIC_TYPES};
 use crate::view::terms::to_ours;
-
-const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
-const NUMERIC_TYPES: [&str; 16] = [
-    "integer",
-    "decimal",
-    "double",
-    "float",
-    "int",
-    "long",
-    "short",
-    "byte",
-    "nonNegativeInteger",
-    "nonPositiveInteger",
-    "negativeInteger",
-    "positiveInteger",
-    "unsignedLong",
-    "unsignedInt",
-    "unsignedShort",
-    "unsignedByte",
-];
 
 /// Why a query is not translated: the construct, as a person would name it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,6 +11,27 @@
 use std::fmt;
 
 pub const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
+/// The XML Schema namespace.
+pub const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
+/// The local names of XSD's numeric datatypes (SPARQL's numeric literals).
+pub const XSD_NUMERIC_TYPES: [&str; 16] = [
+    "integer",
+    "decimal",
+    "double",
+    "float",
+    "int",
+    "long",
+    "short",
+    "byte",
+    "nonNegativeInteger",
+    "nonPositiveInteger",
+    "negativeInteger",
+    "positiveInteger",
+    "unsignedLong",
+    "unsignedInt",
+    "unsignedShort",
+    "unsignedByte",
+];
 pub const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
 pub const RDF_DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
 /// The `g` cell of a default-graph quad.

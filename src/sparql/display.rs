@@ -7,27 +7,7 @@ use std::borrow::Cow;
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
-
-/// The XSD numeric datatypes whose lexical form reads as the number.
-const NUMERIC: &[&str] = &[
-    "integer",
-    "decimal",
-    "double",
-    "float",
-    "int",
-    "long",
-    "short",
-    "byte",
-    "nonNegativeInteger",
-    "positiveInteger",
-    "nonPositiveInteger",
-    "negativeInteger",
-    "unsignedLong",
-    "unsignedInt",
-    "unsignedShort",
-    "unsignedByte",
-];
+use crate::format::term::{XSD, XSD_NUMERIC_TYPES};
 
 /// The lexical form of a numeric literal cell (`"24297"^^<…#integer>` →
 /// `24297`), when it is a plain number; `None` for anything else, which is
@@ -39,7 +19,7 @@ pub fn plain_number(cell: &str) -> Option<&str> {
     let number_like = !lexical.is_empty()
         && lexical.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'))
         && lexical.bytes().any(|b| b.is_ascii_digit());
-    (NUMERIC.contains(&local) && number_like).then_some(lexical)
+    (XSD_NUMERIC_TYPES.contains(&local) && number_like).then_some(lexical)
 }
 
 /// A cell as a table shows it: a plain number bare, anything else whole.
