@@ -70,12 +70,18 @@ fn iris(cell: &str) -> impl Iterator<Item = &str> {
 /// digits only (`https://x.example/people/` → `people`); for a namespace
 /// that is a host alone, the host's most specific name, without `www` and
 /// the top-level domain (`http://www.Department0.University0.edu/` →
-/// `department0`, not `wwwdepartment0university0edu`).
+/// `department0`, not `wwwdepartment0university0edu`); an ontology file's
+/// name without its extension (`…/univ-bench.owl#` → `univbench`).
 fn name_for(ns: &str) -> String {
     let trimmed = ns.trim_end_matches(['/', '#']);
     let after_scheme = trimmed.split_once("://").map_or(trimmed, |(_, rest)| rest);
     let segment = if after_scheme.contains(['/', '#']) {
-        trimmed.rsplit(['/', '#', ':']).next().unwrap_or("")
+        // An ontology file's name without its extension (`univ-bench.owl#`).
+        let last = trimmed.rsplit(['/', '#', ':']).next().unwrap_or("");
+        [".owl", ".rdfs", ".rdf", ".ttl", ".nt", ".n3", ".xml"]
+            .iter()
+            .find_map(|ext| last.strip_suffix(ext))
+            .unwrap_or(last)
     } else {
         let host = after_scheme.split(':').next().unwrap_or("");
         let labels: Vec<&str> = host.split('.').filter(|l| !l.eq_ignore_ascii_case("www")).collect();
@@ -233,6 +239,7 @@ mod tests {
         assert_eq!(name_for("http://localhost:8080/"), "localhost");
         assert_eq!(name_for("http://dbpedia.org/resource/"), "resource");
         assert_eq!(name_for("http://www.w3.org/ns/prov#"), "prov");
+        assert_eq!(name_for("http://swat.cse.lehigh.edu/onto/univ-bench.owl#"), "univbench");
     }
 
     #[test]
