@@ -208,7 +208,7 @@ fn sigkill_during_compaction_leaves_the_pre_or_post_view() {
         check_facts(&chunk, i, true, total, &format!("after recompacting, kill {i}"));
         check_clean(&chunk, i.is_multiple_of(10), &format!("kill {i}"));
         if i % 10 == 9 && i > 0 {
-            versions::gc_apply(&chunk, 2, None).unwrap();
+            versions::gc_apply(&chunk, Some(2), None).unwrap();
         }
     }
     eprintln!(

@@ -61,7 +61,7 @@ fn fixture(dir: &Path) -> PathBuf {
     compact::compact(&chunk, &CompactOptions { base: small_rgs(), ..CompactOptions::default() }, |_| {})
         .unwrap();
     // Only v2 is damaged; v1 would be verified again on every case.
-    cottas_tui::store::versions::gc_apply(&chunk, 1, None).unwrap();
+    cottas_tui::store::versions::gc_apply(&chunk, Some(1), None).unwrap();
     let mut u = Updater::open(&chunk, None).unwrap();
     u.apply(&format!("INSERT DATA {{ GRAPH <{EX}/g1> {{ <{EX}/s2> <{EX}/p1> \"logged\"@de }} }}")).unwrap();
     u.apply(&format!("CLEAR GRAPH <{EX}/g2>")).unwrap();

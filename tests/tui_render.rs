@@ -109,7 +109,7 @@ fn the_store_view_shows_versions_current_and_row_groups() {
     assert!(t.contains("current -> v2  (complete)"), "{t}");
     assert!(t.contains("v1") && t.contains("v2") && t.contains("rows (and bytes) per row group"), "{t}");
     assert!(t.contains("Tab  next view"), "the keybar: {t}");
-    assert!(t.contains("[ro] Store"), "{t}");
+    assert!(t.contains("[ro] demo › Store"), "the chunk's name stays at 80 columns: {t}");
     let wide = text(&draw(&app(&store, true), 120, 30));
     assert!(wide.contains("[rw] demo › Store"), "{wide}");
 }
@@ -1154,9 +1154,13 @@ fn the_corpus_view_lists_verifies_and_opens_chunks() {
     assert!(t.contains("3 chunks"), "{t}");
     let row = t.lines().find(|l| l.contains("region/eu/gamma")).unwrap();
     assert!(row.contains("v2") && row.contains("not run") && row.contains("ok"), "{row}");
-    let row = t.lines().find(|l| l.contains("broken")).unwrap();
-    assert!(row.contains("log tail damaged"), "{row}");
-    let (x, y) = find(&b, "log tail damaged").unwrap();
+    // Damage first: the whole text above the table, the row marked.
+    let row = t.lines().find(|l| l.contains("broken") && l.contains("v2")).unwrap();
+    assert!(row.contains("✗ damaged"), "{row}");
+    let alarm = t.lines().position(|l| l.starts_with("✗ broken: torn log tail")).expect("the alarm");
+    let table = t.lines().position(|l| l.contains("chunk") && l.contains("status")).unwrap();
+    assert!(alarm < table, "the damage comes first:\n{t}");
+    let (x, y) = find(&b, "torn log tail").unwrap();
     assert_eq!(b[(x, y)].fg, Color::Red);
     let quads = cottas_tui::corpus::summarize(&root, &root.join("alpha")).base_quads.unwrap();
     let row = t.lines().find(|l| l.contains("alpha")).unwrap();
@@ -1165,8 +1169,10 @@ fn the_corpus_view_lists_verifies_and_opens_chunks() {
     act(&mut a, Action::Verify { deep: false });
     let b = draw(&a, 100, 24);
     let t = text(&b);
-    let row = t.lines().find(|l| l.contains("broken")).unwrap();
+    let row = t.lines().find(|l| l.contains("broken") && l.contains("v2")).unwrap();
     assert!(row.contains("✗ 1 error"), "{row}");
+    let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("✗ broken: torn log tail") && flat.contains("verify found 1 error"), "{t}");
     let row = t.lines().find(|l| l.contains("alpha")).unwrap();
     assert!(row.contains("✓ verified"), "{row}");
     assert!(a.status.contains("verified 3 chunks: 1 with errors"), "{}", a.status);
@@ -1229,7 +1235,7 @@ fn the_demo_corpus_has_something_for_every_view() {
     let effects = a.startup();
     worker::settle(&mut a, effects);
     let t = text(&draw(&a, 100, 24));
-    assert!(t.contains("3 chunks") && t.contains("log tail damaged"), "{t}");
+    assert!(t.contains("3 chunks") && t.contains("torn log tail"), "{t}");
 }
 
 /// Results for people: IRIs under the query's PREFIXes and the result's own
@@ -1303,9 +1309,20 @@ fn a_compaction_cancelled_from_the_ui_changes_nothing() {
     assert!(a.compaction.is_some());
     let t = text(&draw(&a, 80, 24));
     assert!(t.contains("x  cancel compaction"), "the keybar while compacting: {t}");
-    let ctrl_c =
-        ratatui::crossterm::event::Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
-    assert!(matches!(action::from_event(&a, ctrl_c), Some(Action::CancelCompaction)));
+    // Ctrl-C and q ask before they stop a compaction halfway; n keeps it.
+    press_with(&mut a, KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let confirm = a.confirm.as_ref().expect("a question");
+    assert!(
+        confirm.title == "Quit?" && confirm.text.contains("leave its temp dir behind"),
+        "{}",
+        confirm.text
+    );
+    assert!(!a.quit);
+    press(&mut a, KeyCode::Char('n'));
+    press(&mut a, KeyCode::Char('q'));
+    assert!(a.confirm.as_ref().is_some_and(|c| c.title == "Quit?") && !a.quit);
+    press(&mut a, KeyCode::Char('n'));
+    assert!(a.compaction.is_some() && !a.quit);
     press(&mut a, KeyCode::Char('x'));
     assert!(a.status.contains("cancelling the compaction"), "{}", a.status);
     worker::settle(&mut a, effects);
@@ -1314,12 +1331,7 @@ fn a_compaction_cancelled_from_the_ui_changes_nothing() {
     assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v2"));
     assert!(!store.join("v3").exists());
     assert_eq!(std::fs::read(store.join("data.deltalog")).unwrap(), log_before);
-    let leftovers: Vec<_> = std::fs::read_dir(&store)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains("compact-tmp"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    common::assert_no_compaction_leftovers(&store);
 }
 
 /// The timeline during a compaction started from the UI (its messages fed
@@ -1364,16 +1376,28 @@ fn the_timeline_shows_a_compaction_as_it_happens() {
     let reindexed = LogIndex::build(&a.log_path());
     act(&mut a, Action::Worker(Msg::LogIndexed(Box::new(reindexed))));
     let t = text(&draw(&a, 100, 30));
-    assert!(t.contains("1 batch appended while compacting: carried into the new log"), "{t}");
+    assert!(t.contains("1 batch appended while compacting"), "{t}");
+    assert!(!t.contains("carried into the new log"), "not before the flip: {t}");
+    // A second append is the same line, counted again: the milestones stay.
+    cottas_tui::sparql::update::Updater::open(&store, None)
+        .unwrap()
+        .apply("INSERT DATA { <https://example.org/again> <https://example.org/p> 2 }")
+        .unwrap();
+    let reindexed = LogIndex::build(&a.log_path());
+    act(&mut a, Action::Worker(Msg::LogIndexed(Box::new(reindexed))));
+    let t = text(&draw(&a, 100, 30));
+    assert!(t.contains("2 batches appended while compacting") && !t.contains("1 batch appended"), "{t}");
+    assert!(t.contains("compaction of v2 started") && t.contains("folding 4 batches"), "{t}");
     let done = CompactEnd::Done {
         text: "compact: OK v2 -> v3".into(),
         from: "v2".into(),
         to: "v3".into(),
-        carried: 1,
+        carried: 2,
     };
     act(&mut a, Action::Worker(Msg::CompactDone(done)));
     let t = text(&draw(&a, 100, 30));
-    assert!(t.contains("`current` flipped v2 → v3; 1 batch carried"), "{t}");
+    assert!(t.contains("`current` flipped v2 → v3; 2 batches carried"), "{t}");
+    assert!(t.contains("2 batches appended while compacting: carried into the new log"), "{t}");
     assert!(a.compaction.is_none() && !t.contains("(folding)"), "{t}");
 }
 
@@ -1404,7 +1428,8 @@ fn the_store_view_sums_up_the_pending_log_and_its_damage() {
     tear_the_log_tail(&store);
     let b = draw(&app(&store, false), 160, 30);
     let (x, y) = find(&b, "TORN TAIL at byte").unwrap_or_else(|| panic!("{}", text(&b)));
-    assert_eq!(b[(x, y)].bg, Color::Red);
+    assert_eq!(b[(x, y)].fg, Color::Red);
+    assert!(text(&b).lines().nth(y as usize).unwrap().starts_with("✗ log: TORN TAIL"), "damage first");
     assert!(text(&b).contains(&format!("TORN TAIL at byte {}", log.bytes.len())), "{}", text(&b));
 }
 
@@ -1492,4 +1517,251 @@ fn numbers_read_as_numbers_and_cut_cells_end_in_an_ellipsis() {
         assert!(line.is_some_and(|l| l.contains('…')), "{w}×{h}: {t}");
         assert!(!t.contains(&long), "the long IRI is cut at {w}×{h}");
     }
+}
+
+/// Changes the first byte of a footer field of `store`'s `version` to
+/// another valid varint: the base still parses, only its digest and the
+/// footer copy tell. Returns the byte's offset.
+fn change_a_footer_field(store: &Path, version: &str) -> u64 {
+    let base = store.join(version).join("data.cottas");
+    let mut bytes = std::fs::read(&base).unwrap();
+    let (spans, _) = cottas_tui::format::parquet::footer_fields(&bytes);
+    let field = spans.iter().find(|s| s.name.ends_with("columns[1].meta_data.data_page_offset")).unwrap();
+    let at = field.range.start;
+    bytes[at as usize] ^= 0x04;
+    std::fs::write(&base, bytes).unwrap();
+    at
+}
+
+/// Damage first, at 80×24 and 160×45: a version whose footer changed and
+/// a torn log tail are the top lines of the Store view, whole (wrapped),
+/// each with what fixes it, in words (no Rust names); the title keeps the
+/// chunk's name. `r` plans the first repair (the footer from its copy), the
+/// status stops saying the plan is coming, and `y` mends it.
+#[test]
+fn the_store_view_puts_damage_first_with_what_fixes_it() {
+    let (_d, store) = demo_store();
+    let at = change_a_footer_field(&store, "v2");
+    tear_the_log_tail(&store);
+    for (w, h) in [(80, 24), (160, 45)] {
+        let a = app(&store, true);
+        let t = text(&draw(&a, w, h));
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].contains("[rw] demo"), "{t}");
+        assert!(lines[1].starts_with("✗ v2 (current) does not open: data.cottas: at byte"), "{t}");
+        let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(&format!("byte {at} differs from the footer copy")), "{t}");
+        assert!(flat.contains("r: put back the footer of v2/data.cottas from its copy"), "{t}");
+        assert!(flat.contains("✗ log: TORN TAIL") && flat.contains("readers ignore them"), "{t}");
+        assert!(flat.contains("cut the torn tail off the log: cottas-tui repair truncate-torn-tail"), "{t}");
+        let alarms_end = lines.iter().position(|l| l.starts_with("chunk ")).unwrap();
+        let table = lines.iter().position(|l| l.contains("version") && l.contains("status")).unwrap();
+        assert!(alarms_end < table, "the damage is above the versions: {t}");
+        assert!(lines.iter().any(|l| l.contains("v2") && l.contains("✗ damaged")), "{t}");
+        for rust in ["TornFrame", "Some(", "Err(", "Format {"] {
+            assert!(!t.contains(rust), "{rust} on screen: {t}");
+        }
+    }
+    let mut ro = app(&store, false);
+    let t = text(&draw(&ro, 80, 24));
+    assert!(t.contains("start with --write") || t.contains("restore-footer"), "{t}");
+    press(&mut ro, KeyCode::Char('r'));
+    assert!(ro.confirm.is_none(), "read-only plans nothing");
+
+    let mut a = app(&store, true);
+    press(&mut a, KeyCode::Char('r'));
+    let confirm = a.confirm.as_ref().expect("the plan");
+    assert!(confirm.text.contains(&format!("byte {at} differs")), "{}", confirm.text);
+    assert!(confirm.text.contains("repair restore-footer"), "{}", confirm.text);
+    assert!(!a.status.contains("planning"), "{}", a.status);
+    act(&mut a, Action::ConfirmYes);
+    let t = text(&draw(&a, 80, 24));
+    assert!(!t.contains("does not open") && t.contains("current -> v2  (complete)"), "{t}");
+    assert!(t.contains("✗ log: TORN TAIL"), "the other damage stays until it is repaired: {t}");
+    press(&mut a, KeyCode::Char('r'));
+    assert!(a.confirm.as_ref().is_some_and(|c| c.text.contains("truncate-torn-tail")), "the next repair");
+}
+
+/// Leftovers of interrupted operations are listed with a clean-up action:
+/// `r` removes them after a plan, as `gc --leftovers` does.
+#[test]
+fn leftovers_are_listed_with_a_clean_up_action() {
+    let (_d, store) = demo_store();
+    let leftover = store.join(".v3.compact-tmp.999999999");
+    std::fs::create_dir(&leftover).unwrap();
+    std::fs::write(leftover.join("data.cottas"), vec![0u8; 5000]).unwrap();
+    let mut a = app(&store, true);
+    let t = text(&draw(&a, 80, 24));
+    let flat = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("! 1 leftover of interrupted operations"), "{t}");
+    assert!(flat.contains("r: remove the leftovers of interrupted operations"), "{t}");
+    press(&mut a, KeyCode::Char('r'));
+    assert!(
+        a.confirm.as_ref().is_some_and(|c| c.text.contains(".v3.compact-tmp.999999999")),
+        "{:?}",
+        a.confirm
+    );
+    act(&mut a, Action::ConfirmYes);
+    assert!(!leftover.exists());
+    let t = text(&draw(&a, 80, 24));
+    assert!(!t.contains("leftover"), "{t}");
+}
+
+/// `q` during a compaction, answered `y`: the compaction is cancelled, its
+/// temp dir removed, and the UI quits once it has stopped; the batches
+/// appended meanwhile are said to stay in the log, not to be carried.
+#[test]
+fn quitting_during_a_compaction_cancels_it_cleans_up_and_then_quits() {
+    use cottas_tui::tui::worker::{CompactEnd, Msg};
+    let (_d, store) = demo_store();
+    let mut a = app(&store, true);
+    command(&mut a, ":compact");
+    let effects = action::update(&mut a, Action::ConfirmYes);
+    press(&mut a, KeyCode::Char('q'));
+    act(&mut a, Action::ConfirmYes);
+    assert!(!a.quit, "not before the compaction has stopped");
+    assert!(a.status.contains("quitting when it has stopped"), "{}", a.status);
+    worker::settle(&mut a, effects);
+    assert!(a.quit, "quit once it stopped");
+    assert!(!store.join("v3").exists());
+    common::assert_no_compaction_leftovers(&store);
+
+    // A cancelled compaction's count line says the batches stay.
+    let mut a = app(&store, true);
+    command(&mut a, ":compact");
+    let _ = action::update(&mut a, Action::ConfirmYes);
+    a.timeline.progress((Some(1), 2), a.log.as_ref());
+    a.timeline.count_at_start -= 1;
+    let reindexed = LogIndex::build(&a.log_path());
+    a.timeline.reindexed(&reindexed);
+    act(&mut a, Action::Worker(Msg::CompactDone(CompactEnd::Cancelled)));
+    let t = text(&draw(&a, 100, 30));
+    assert!(t.contains("1 batch appended while compacting: left in the log as they were"), "{t}");
+    assert!(!t.contains("carried into the new log"), "{t}");
+    // Without a compaction or a repair, q quits at once.
+    press(&mut a, KeyCode::Char('q'));
+    assert!(a.quit && a.confirm.is_none());
+}
+
+/// The Events pane uses the room it has and scrolls with j/k.
+#[test]
+fn the_events_pane_uses_its_room_and_scrolls() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, true);
+    for i in 0..40 {
+        a.timeline.event(format!("event number {i}"));
+    }
+    act(&mut a, Action::NextTab);
+    while a.tab != Tab::Timeline {
+        act(&mut a, Action::NextTab);
+    }
+    let t = text(&draw(&a, 160, 45));
+    let shown = t.lines().filter(|l| l.contains("event number")).count();
+    assert!(shown > 6, "more than six rows at 160×45: {shown}\n{t}");
+    assert!(t.contains("event number 39") && t.contains("(j/k scroll)"), "{t}");
+    act(&mut a, Action::Up(5));
+    let t = text(&draw(&a, 160, 45));
+    assert!(!t.contains("event number 39") && t.contains("event number 34"), "{t}");
+    let small = text(&draw(&a, 80, 24));
+    assert!(small.lines().filter(|l| l.contains("event number")).count() >= 4, "{small}");
+}
+
+/// The decoder on a large file: PgDn moves a screen of bytes, `]` the next
+/// structure, `!` the next damage (here a footer field whose byte the
+/// version's records say changed).
+#[test]
+fn the_decoder_pages_by_screens_and_jumps_to_structure_and_damage() {
+    let (_d, store) = demo_store();
+    let at = change_a_footer_field(&store, "v2");
+    let mut a = app(&store, false);
+    command(&mut a, ":open v2/data.cottas");
+    assert_eq!(a.tab, Tab::Decoder);
+    act(&mut a, Action::Resize { width: 120, height: 40 });
+    let d = a.decoder.as_ref().unwrap();
+    assert!(d.problems.iter().any(|p| p.contains(&format!("at byte {at}"))), "{:?}", d.problems);
+    let t = text(&draw(&a, 120, 40));
+    assert!(t.contains(&format!("at byte {at}: the Parquet footer")), "the problem is listed: {t}");
+    let before = a.decoder.as_ref().unwrap().cursor;
+    press(&mut a, KeyCode::PageDown);
+    let d = a.decoder.as_ref().unwrap();
+    let step = d.cursor - before;
+    assert!(step >= 8 * a.screen.page as u64, "a screen of bytes, not a few rows: {step}");
+    assert!(a.status.starts_with(&format!("byte {} of ", d.cursor)), "{}", a.status);
+    press(&mut a, KeyCode::PageUp);
+    assert_eq!(a.decoder.as_ref().unwrap().cursor, before);
+    press(&mut a, KeyCode::Char(']'));
+    let next = a.decoder.as_ref().unwrap().cursor;
+    assert!(next > before, "{next}");
+    press(&mut a, KeyCode::Char('['));
+    assert!(a.decoder.as_ref().unwrap().cursor < next);
+    press(&mut a, KeyCode::Char('!'));
+    let d = a.decoder.as_ref().unwrap();
+    assert_eq!(d.cursor, at, "{}", a.status);
+    assert!(a.status.starts_with("damage 1 of 1"), "{}", a.status);
+    let t = text(&draw(&a, 120, 40));
+    assert!(t.contains("✗"), "the changed field is marked: {t}");
+}
+
+/// `/` filters every list (Corpus, Files, Triage): only matching rows,
+/// moves and Enter among them, the title says how many; Esc shows all.
+#[test]
+fn slash_filters_the_lists() {
+    let (_d, root) = demo_corpus();
+    damage_the_subject_dictionary(&root.join("broken"));
+    let mut a = App::for_corpus(&root, false);
+    let effects = a.startup();
+    worker::settle(&mut a, effects);
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "gamma");
+    press(&mut a, KeyCode::Enter);
+    for (w, h) in [(80, 24), (160, 45)] {
+        let t = text(&draw(&a, w, h));
+        assert!(t.contains("region/eu/gamma") && !t.contains("alpha "), "{w}×{h}: {t}");
+        assert!(t.contains("1 of 3 match \"gamma\""), "{w}×{h}: {t}");
+    }
+    act(&mut a, Action::Enter);
+    assert_eq!(a.chunk, root.join("region/eu/gamma"), "Enter opens the chunk shown");
+    act(&mut a, Action::Back);
+    press(&mut a, KeyCode::Esc);
+    let t = text(&draw(&a, 100, 24));
+    assert!(t.contains("alpha") && t.contains("broken") && !t.contains("match"), "{t}");
+
+    // Triage of the broken chunk: its findings filtered by check.
+    act(&mut a, Action::Down(1));
+    act(&mut a, Action::Enter);
+    assert_eq!(a.chunk, root.join("broken"));
+    command(&mut a, ":verify");
+    let all = report_len(&a);
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "log-tail");
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(selected_check(&a), "log-tail");
+    assert!(a.status.contains(&format!("1 of {all} findings shown")), "{}", a.status);
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.contains("match \"log-tail\"") && !t.contains("data.cottas.s.dict"), "{t}");
+    press(&mut a, KeyCode::Esc);
+    let t = text(&draw(&a, 80, 24));
+    assert!(a.tab == Tab::Triage && !t.contains("match \"log-tail\""), "Esc clears the filter first: {t}");
+    assert!(all > 1 && t.contains("data.cottas.s.dict"), "every finding is listed again: {t}");
+
+    // Files of the version: by name.
+    command(&mut a, ":open v2");
+    go_to(&mut a, Tab::Files);
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "dict");
+    press(&mut a, KeyCode::Enter);
+    let t = text(&draw(&a, 80, 24));
+    let listed: Vec<&str> = t.lines().filter(|l| l.contains("data.cottas")).collect();
+    assert!(!listed.is_empty() && listed.iter().all(|l| l.contains(".dict")), "{t}");
+    assert!(a.status.contains("of") && a.status.contains("files shown"), "{}", a.status);
+}
+
+fn go_to(a: &mut App, tab: Tab) {
+    for _ in 0..12 {
+        if a.tab == tab {
+            return;
+        }
+        act(a, Action::NextTab);
+    }
+    panic!("no {tab:?} tab");
 }

@@ -281,11 +281,7 @@ fn a_compaction_cancelled_at_the_keyboard() {
     assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v2"));
     assert!(!store.join("v3").exists());
     assert_eq!(std::fs::read(store.join("data.deltalog")).unwrap(), log_before);
-    let names: Vec<String> = std::fs::read_dir(&store)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(names.iter().all(|n| !n.contains("compact-tmp")), "{names:?}");
+    common::assert_no_compaction_leftovers(&store);
     s.keys(&["q"]);
 }
 
@@ -313,4 +309,59 @@ fn a_compaction_with_an_append_meanwhile_shows_the_carried_batch() {
     assert!(screen.contains("flipped v2 → v3"), "{screen}");
     assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v3"));
     s.keys(&["q"]);
+}
+
+/// Footer damage at the keyboard, at 80×24 and 160×45: the Store view
+/// says it first with its repair, `r` shows the plan, `y` puts the footer
+/// back from its copy, and the version opens again.
+#[test]
+fn a_changed_footer_is_found_and_restored_at_the_keyboard() {
+    if !have_tmux() {
+        return;
+    }
+    for (w, h) in [(80, 24), (160, 45)] {
+        let (_dir, store) = demo_store();
+        let base = store.join("v2/data.cottas");
+        let pristine = std::fs::read(&base).unwrap();
+        let mut bytes = pristine.clone();
+        let (spans, _) = cottas_tui::format::parquet::footer_fields(&bytes);
+        let field = spans.iter().find(|s| s.name.ends_with("columns[1].meta_data.data_page_offset")).unwrap();
+        bytes[field.range.start as usize] ^= 0x04;
+        std::fs::write(&base, &bytes).unwrap();
+        let s = start(&store, "--write");
+        Command::new("tmux")
+            .args(["resize-window", "-t", &s.0, "-x", &w.to_string(), "-y", &h.to_string()])
+            .status()
+            .unwrap();
+        let screen = s.wait_for("r: put back the footer of v2/data.cottas from its copy");
+        let first = screen.lines().nth(1).unwrap();
+        assert!(first.starts_with("✗ v2 (current) does not open"), "{w}×{h}: {screen}");
+        s.keys(&["r"]);
+        s.wait_for("Repair?");
+        s.keys(&["y"]);
+        s.wait_for("current -> v2  (complete)");
+        assert_eq!(std::fs::read(&base).unwrap(), pristine, "{w}×{h}");
+        s.keys(&["q"]);
+    }
+}
+
+/// `q` while a compaction runs (held by a debug pause) asks first; `y`
+/// cancels it, its temp dir goes, and the program ends.
+#[test]
+fn quitting_during_a_compaction_asks_and_cleans_up() {
+    if !have_tmux() {
+        return;
+    }
+    let (_dir, store, s) = compaction_held_at("compact-before-publish=4000");
+    s.wait_for("x  cancel compaction");
+    s.keys(&["q"]);
+    s.wait_for("Quit?");
+    s.keys(&["y"]);
+    let start = Instant::now();
+    while Command::new("tmux").args(["has-session", "-t", &s.0]).status().unwrap().success() {
+        assert!(start.elapsed() < Duration::from_secs(20), "still running: {}", s.screen(false));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v2"));
+    common::assert_no_compaction_leftovers(&store);
 }

@@ -55,13 +55,17 @@ impl Outcome {
 pub fn load(path: &Path) -> Result<Inspection> {
     let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    inspect(&name, &bytes).with_context(|| {
+    let mut ins = inspect(&name, &bytes).with_context(|| {
         format!(
             "{}: not a COTTAS store file (unknown magic {:02x?} and an unrecognised name)",
             path.display(),
             &bytes[..bytes.len().min(4)]
         )
-    })
+    })?;
+    let recorded = crate::inspect::recorded_problems(path, &bytes);
+    crate::inspect::mark_spans(&mut ins.spans, &recorded);
+    ins.problems.extend(recorded);
+    Ok(ins)
 }
 
 pub fn run(args: &DumpArgs, out: &mut impl Write) -> Result<Outcome> {

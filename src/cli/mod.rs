@@ -86,7 +86,7 @@ pub enum Command {
     Verify(triage::VerifyArgs),
     /// One line per delta-log batch (in the spirit of pg_waldump).
     Log(triage::LogArgs),
-    /// Copy-first repairs: truncate-torn-tail, rebuild-sidecars, reset-current.
+    /// Copy-first repairs: truncate-torn-tail, rebuild-sidecars, reset-current, restore-footer.
     Repair(triage::RepairArgs),
     /// Commands over every chunk of a corpus (a directory of chunk dirs): list, verify, compact, export.
     Corpus(corpus::CorpusArgs),

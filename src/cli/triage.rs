@@ -353,6 +353,14 @@ pub enum RepairAction {
     },
     /// Point `current` at the newest complete version.
     ResetCurrent(RepairCommon),
+    /// Put back a version's Parquet footer (and page indexes) from the copy
+    /// kept beside it (the damaged file is kept).
+    RestoreFooter {
+        #[command(flatten)]
+        common: RepairCommon,
+        /// The version dir name, e.g. v2.
+        version: String,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -378,6 +386,9 @@ pub fn run_repair(args: &RepairArgs, out: &mut impl Write) -> Result<ExitCode> {
             (common, repair::plan_rebuild_sidecars(&common.target, version)?)
         }
         RepairAction::ResetCurrent(c) => (c, repair::plan_reset_current(&c.target)?.0),
+        RepairAction::RestoreFooter { common, version } => {
+            (common, repair::plan_restore_footer(&common.target, version)?)
+        }
     };
     for l in &plan.lines {
         writeln!(out, "{}{l}", if plan.noop || common.yes { "" } else { "would " })?;
@@ -405,6 +416,9 @@ pub fn run_repair(args: &RepairArgs, out: &mut impl Write) -> Result<ExitCode> {
             applied?
         }
         RepairAction::ResetCurrent(c) => repair::reset_current(&c.target, wait)?,
+        RepairAction::RestoreFooter { common, version } => {
+            repair::restore_footer(&common.target, version, wait)?
+        }
     };
     for l in applied.lines.iter().filter(|l| !plan.lines.contains(l)) {
         writeln!(out, "{l}")?;

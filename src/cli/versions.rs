@@ -166,8 +166,12 @@ pub struct GcArgs {
     /// The chunk dir.
     pub target: PathBuf,
     /// How many versions at or below `current` to keep (counting `current`).
-    #[arg(long, value_name = "N")]
-    pub keep: usize,
+    #[arg(long, value_name = "N", required_unless_present = "leftovers")]
+    pub keep: Option<usize>,
+    /// Remove only the leftovers of interrupted operations (temp dirs and
+    /// files whose process is gone); keep every version.
+    #[arg(long, conflicts_with = "keep")]
+    pub leftovers: bool,
     /// Remove them (without it, gc only prints what it would remove).
     #[arg(long)]
     pub yes: bool,
@@ -176,7 +180,8 @@ pub struct GcArgs {
 }
 
 pub fn run_gc(args: &GcArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let plan = versions::gc_plan(&args.target, args.keep)?;
+    let keep = if args.leftovers { None } else { args.keep };
+    let plan = versions::gc_plan(&args.target, keep)?;
     if plan.is_empty() {
         writeln!(out, "gc: nothing to remove (keeping {})", plan.keep.join(", "))?;
         return Ok(ExitCode::SUCCESS);
@@ -199,7 +204,7 @@ pub fn run_gc(args: &GcArgs, out: &mut impl Write) -> Result<ExitCode> {
         writeln!(out, "dry run: {} would be freed; pass --yes to remove", format_size(plan.bytes(), BINARY))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let done = versions::gc_apply(&args.target, args.keep, args.wait.map(Duration::from_secs_f64))?;
+    let done = versions::gc_apply(&args.target, keep, args.wait.map(Duration::from_secs_f64))?;
     writeln!(out, "gc: freed {}", format_size(done.bytes(), BINARY))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -170,10 +170,11 @@ fn summarize_log(store: &Store, s: &mut ChunkSummary) {
     (s.pending_batches, s.shadowed_batches) = (Some(counts.0), Some(counts.1));
     if let Some(d) = scanned.tail.damage() {
         s.status = format!(
-            "log tail damaged: {} at byte {} ({:?}); see `verify`",
+            "torn log tail: {} at byte {} ({}); readers ignore {}",
             plural(d.len, "byte", "bytes"),
             d.offset,
-            d.reason
+            d.reason.as_str(),
+            crate::text::noun(d.len, "it", "them")
         );
     }
 }

@@ -14,6 +14,8 @@ pub mod deltalog;
 pub mod dict;
 pub mod epoch;
 pub mod error;
+#[cfg(feature = "full")]
+pub mod footer_copy;
 pub mod kind;
 pub mod p_offsets;
 pub mod page_header;

@@ -521,3 +521,37 @@ pub fn footer_fields_within(bytes: &[u8], keep: std::ops::Range<u64>) -> (Vec<Sp
         super::thrift::walk_struct_within(metadata, start, "footer", fields::FILE_META_DATA, keep);
     (spans, result.err())
 }
+
+/// The named spans of a base's tail (its bytes from file offset `at`, the
+/// end of the last column chunk, to the end of the file) at the offsets the
+/// whole file gives them: the page indexes, every field of the footer, its
+/// length and magic. For a footer copy (`format::footer_copy`), which holds
+/// the tail alone, and for naming the field a changed byte belongs to.
+pub fn tail_spans(tail: &[u8], at: u64) -> Vec<Span> {
+    let n = tail.len() as u64;
+    if n < 8 {
+        return Vec::new();
+    }
+    let end = at + n;
+    let footer_len = u32::from_le_bytes(tail[tail.len() - 8..tail.len() - 4].try_into().unwrap_or([0; 4]));
+    let magic = String::from_utf8_lossy(&tail[tail.len() - 4..]).into_owned();
+    let mut spans = vec![
+        span("footer.length", end - 8, end - 4, Role::Length, Some(footer_len.to_string())),
+        span("footer.magic", end - 4, end, Role::Magic, Some(format!("{magic:?}"))),
+    ];
+    let Some(meta_rel) = (n - 8).checked_sub(u64::from(footer_len)) else { return spans };
+    if meta_rel > 0 {
+        spans.push(span("page_indexes", at, at + meta_rel, Role::Payload, None));
+    }
+    spans.push(span("footer.metadata", at + meta_rel, end - 8, Role::Payload, None));
+    let metadata = &tail[meta_rel as usize..tail.len() - 8];
+    let (fields, _) = super::thrift::walk_struct_within(
+        metadata,
+        at + meta_rel,
+        "footer",
+        fields::FILE_META_DATA,
+        0..u64::MAX,
+    );
+    spans.extend(fields);
+    spans
+}

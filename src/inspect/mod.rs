@@ -9,6 +9,8 @@ mod parquet;
 mod sidecar;
 pub mod window;
 
+use std::path::Path;
+
 use serde_json::Value;
 
 use crate::format::kind::{detect, FileKind};
@@ -83,6 +85,48 @@ pub fn inspect_as(kind: FileKind, bytes: &[u8]) -> Inspection {
         _ => sidecar::inspect(&mut ins, bytes),
     }
     ins
+}
+
+/// What the records of a base's version say about it: its length, leading
+/// magic and footer against the digests written with it, with the footer
+/// copy naming the changed byte (`store::base::footer_copy::check_recorded`,
+/// the check every reader of the store makes). `dump` and the decoder add
+/// these to what the bytes alone show, so they agree with `verify`. Empty
+/// for any other file, and for a base without a digest file.
+pub fn recorded_problems(path: &Path, bytes: &[u8]) -> Vec<Problem> {
+    use crate::store::base::{digests, footer_copy};
+    if path.file_name().is_none_or(|n| n != crate::store::versions::layout::BASE) {
+        return Vec::new();
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    match digests::read(dir) {
+        Ok(None) => Vec::new(),
+        Ok(Some(d)) => match footer_copy::check_recorded(path, bytes, &d.base) {
+            Ok(()) => Vec::new(),
+            Err(damage) => vec![Problem {
+                offset: damage.offset,
+                class: "digest".into(),
+                message: format!("at byte {}: {}", damage.offset, damage.message),
+            }],
+        },
+        Err(e) => vec![Problem { offset: 0, class: "digests".into(), message: e.to_string() }],
+    }
+}
+
+/// Marks the innermost span holding each problem's byte as bad, with the
+/// problem's text, so the field shows ✗ wherever the spans are drawn.
+pub fn mark_spans(spans: &mut [Span], problems: &[Problem]) {
+    for p in problems {
+        let inner = spans
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.contains(p.offset))
+            .min_by_key(|(_, s)| s.len())
+            .map(|(i, _)| i);
+        if let Some(i) = inner {
+            spans[i].reason.get_or_insert_with(|| p.message.clone());
+        }
+    }
 }
 
 /// Token bytes for display: valid UTF-8 as is, otherwise lossy.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::store::base::digests;
+use crate::store::base::footer_copy::{self, FOOTER_COPY};
 use crate::store::fsutil::{copy_whole, replace_symlink, sync_dir, write_synced};
 use crate::store::log::writer::{debug_pause, WriterLock};
 use crate::store::log::Log;
@@ -107,6 +108,10 @@ pub fn plan_rebuild_sidecars(chunk: &Path, version: &str) -> Result<RepairPlan, 
         .map(|(n, a)| {
             let what = if n == digests::BLOCKS {
                 "no longer describes the sidecars: rewritten with the digests"
+            } else if n == FOOTER_COPY && *a == rebuild::Action::WroteMissing {
+                "missing: written from the base's footer"
+            } else if n == FOOTER_COPY {
+                "differs from the base's footer, which matches its digest: rewritten (a copy is kept)"
             } else {
                 planned(a)
             };
@@ -152,6 +157,175 @@ pub fn rebuild_sidecars(
         lines.push(format!("the replaced files are in {}", b.display()));
     }
     Ok(Applied { lines, backup: report.backed_up })
+}
+
+/// What a footer restore of version `version` works from: the copy, and
+/// where the base differs from it (`None`: it does not).
+struct FooterRestore {
+    base_path: PathBuf,
+    copy: footer_copy::FooterCopy,
+    base_len: u64,
+    difference: Option<footer_copy::Difference>,
+}
+
+fn footer_restore(chunk: &Path, version: &str) -> Result<FooterRestore, StoreError> {
+    let dir = chunk.join(version);
+    let base_path = dir.join(BASE);
+    let copy = footer_copy::read(&dir)?.ok_or_else(|| {
+        StoreError::refused(
+            &dir.join(FOOTER_COPY),
+            "there is no footer copy: the version was written before copies were kept (or by another \
+             producer), and a footer cannot be derived from the rows; restore the version from a backup",
+        )
+    })?;
+    let raw =
+        crate::store::sidecars::checked::map_file(&base_path).map_err(|e| StoreError::io(&base_path, e))?;
+    let raw: &[u8] = (*raw).as_ref();
+    if (raw.len() as u64) < copy.offset {
+        return Err(StoreError::refused(
+            &base_path,
+            format!(
+                "the file is {} bytes and its column chunks end at byte {}: chunks are lost too, which the footer copy cannot restore",
+                raw.len(),
+                copy.offset
+            ),
+        ));
+    }
+    if raw.get(..4) != Some(b"PAR1".as_slice()) {
+        return Err(StoreError::refused(
+            &base_path,
+            "the leading magic is damaged too, which the footer copy does not hold",
+        ));
+    }
+    let difference = footer_copy::compare(raw, &copy);
+    Ok(FooterRestore { base_path, copy, base_len: raw.len() as u64, difference })
+}
+
+/// Putting back the end of a version's base (page indexes, footer, its
+/// length and `PAR1`) from the copy written beside it.
+pub fn plan_restore_footer(chunk: &Path, version: &str) -> Result<RepairPlan, StoreError> {
+    let r = footer_restore(chunk, version)?;
+    let base = r.base_path.display();
+    let Some(diff) = &r.difference else {
+        let line = format!(
+            "{base}: its last {} equal the footer copy; nothing to restore",
+            crate::text::plural(r.copy.bytes.len() as u64, "byte", "bytes")
+        );
+        return Ok(RepairPlan { noop: true, lines: vec![line] });
+    };
+    let mut lines = vec![format!("restore {base}: {}", diff.describe())];
+    if r.base_len != r.copy.base_len {
+        lines.push(format!(
+            "{base}: the file is {} bytes, the copy's file was {}",
+            r.base_len, r.copy.base_len
+        ));
+    }
+    lines.push(format!(
+        "write a new {BASE}: its first {} as they are, then the copy's {} ({} in all), and check it against the recorded digests before it replaces the damaged file",
+        crate::text::plural(r.copy.offset, "byte", "bytes"),
+        crate::text::plural(r.copy.bytes.len() as u64, "byte", "bytes"),
+        r.copy.base_len
+    ));
+    lines.push(format!("keep the damaged {BASE} in {}/", chunk.join(rebuild::BACKUPS).display()));
+    Ok(RepairPlan { noop: false, lines })
+}
+
+pub fn restore_footer(chunk: &Path, version: &str, wait: Option<Duration>) -> Result<Applied, StoreError> {
+    let _lock = WriterLock::acquire(chunk, wait)?;
+    let plan = plan_restore_footer(chunk, version)?;
+    if plan.noop {
+        return Ok(Applied { lines: plan.lines, backup: None });
+    }
+    let r = footer_restore(chunk, version)?;
+    let dir = chunk.join(version);
+    let backup = chunk_backup(chunk).join(version);
+    fs::create_dir_all(&backup).map_err(|e| StoreError::io(&backup, e))?;
+    // The damaged file is kept first (a link costs nothing; a copy where
+    // links are not allowed).
+    let kept = backup.join(BASE);
+    if fs::hard_link(&r.base_path, &kept).is_err() {
+        copy_whole(&r.base_path, &kept).map_err(|e| StoreError::write(&kept, e))?;
+    }
+    sync_dir(&backup).map_err(|e| StoreError::io(&backup, e))?;
+    debug_pause("restore-backed-up");
+    let fresh = backup.join(format!("{BASE}.restored"));
+    write_restored(&r, &fresh)?;
+    check_restored(&dir, &fresh)?;
+    debug_pause("restore-checked");
+    fs::rename(&fresh, &r.base_path).map_err(|e| StoreError::write(&r.base_path, e))?;
+    sync_dir(&dir).map_err(|e| StoreError::io(&dir, e))?;
+    let lines = vec![
+        format!("restored {} from its footer copy; it matches its recorded digests", r.base_path.display()),
+        format!("the damaged file is in {}", kept.display()),
+    ];
+    Ok(Applied { lines, backup: Some(backup) })
+}
+
+/// The base's bytes before the copy's part, then the copy, fsynced.
+fn write_restored(r: &FooterRestore, fresh: &Path) -> Result<(), StoreError> {
+    use std::io::{Read, Write};
+    let mut from =
+        fs::File::open(&r.base_path).map_err(|e| StoreError::io(&r.base_path, e))?.take(r.copy.offset);
+    let mut to = fs::File::create(fresh).map_err(|e| StoreError::write(fresh, e))?;
+    std::io::copy(&mut from, &mut to).map_err(|e| StoreError::write(fresh, e))?;
+    to.write_all(&r.copy.bytes).and_then(|_| to.sync_all()).map_err(|e| StoreError::write(fresh, e))
+}
+
+/// The restored file against everything recorded of the version: its
+/// length, magic and footer, and every column chunk's digest (without a
+/// digest file, a footer that validates against the file).
+fn check_restored(dir: &Path, fresh: &Path) -> Result<(), StoreError> {
+    let digests = digests::read(dir)?;
+    let base = crate::store::base::Base::open_checked(fresh, digests.as_ref().map(|d| &d.base))?;
+    let Some(d) = digests else { return Ok(()) };
+    let raw = base.raw_bytes();
+    for c in &d.base.chunks {
+        let bytes =
+            raw.get(c.span.offset as usize..(c.span.offset + c.span.len) as usize).unwrap_or_default();
+        if !digests::matches(&c.span, bytes) {
+            return Err(StoreError::format(
+                fresh,
+                c.span.offset,
+                format!(
+                    "row group {} column {} does not match its recorded digest: the damage is not only in the footer; nothing was replaced",
+                    c.rg, c.col
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Removing the leftovers of interrupted operations whose process is gone.
+/// Nothing in them is committed data: a killed compaction's temp version,
+/// a killed rebuild's temp dir, a temp link or log of a swap that never
+/// happened. So they are removed, not copied.
+pub fn plan_clean_leftovers(chunk: &Path) -> Result<RepairPlan, StoreError> {
+    let plan = crate::store::versions::gc_plan(chunk, None)?;
+    if plan.remove_debris.is_empty() {
+        return Ok(RepairPlan { noop: true, lines: vec!["no leftovers of interrupted operations".into()] });
+    }
+    let lines = plan
+        .remove_debris
+        .iter()
+        .map(|d| {
+            format!(
+                "remove {} ({}, {})",
+                d.path.display(),
+                d.what,
+                humansize::format_size(d.bytes, humansize::BINARY)
+            )
+        })
+        .collect();
+    Ok(RepairPlan { noop: false, lines })
+}
+
+pub fn clean_leftovers(chunk: &Path, wait: Option<Duration>) -> Result<Applied, StoreError> {
+    let done = crate::store::versions::gc_apply(chunk, None, wait)?;
+    let mut lines: Vec<String> =
+        done.remove_debris.iter().map(|d| format!("removed {}", d.path.display())).collect();
+    lines.push(format!("freed {}", humansize::format_size(done.bytes(), humansize::BINARY)));
+    Ok(Applied { lines, backup: None })
 }
 
 /// Pointing `current` at the newest complete version.
@@ -210,6 +384,10 @@ pub enum Repair {
     ResetCurrent,
     /// Rebuild the sidecars of this version (`v2`) from its base.
     RebuildSidecars(String),
+    /// Put back the footer of this version's base from its copy.
+    RestoreFooter(String),
+    /// Remove what interrupted operations left (`gc --leftovers`).
+    CleanLeftovers,
 }
 
 /// The checks whose findings a sidecar rebuild fixes: each compares a
@@ -222,7 +400,9 @@ const SIDECAR_CHECKS: &[&str] = &[
     "dict-cells",
     "dict-order",
     "digest",
+    "digests",
     "dimensions",
+    "footer-copy",
     "presence-bits",
     "s-offsets",
     "s-order",
@@ -238,11 +418,19 @@ impl Repair {
         match f.check {
             "log-tail" => Some(Repair::TruncateTornTail),
             "current" => Some(Repair::ResetCurrent),
+            "debris" => Some(Repair::CleanLeftovers),
+            "footer" => {
+                let path = Path::new(&f.file);
+                let version = path.parent()?.to_str()?;
+                (path.file_name()? == BASE && layout::version_number(version).is_some())
+                    .then(|| Repair::RestoreFooter(version.to_string()))
+            }
             check if SIDECAR_CHECKS.contains(&check) => {
                 let path = Path::new(&f.file);
                 let version = path.parent()?.to_str()?;
                 let name = path.file_name()?.to_str()?;
-                let is_sidecar = (name.starts_with(BASE) && name != BASE) || name == digests::BLOCKS;
+                let is_sidecar = (name.starts_with(BASE) && name != BASE)
+                    || [digests::BLOCKS, digests::DIGESTS, FOOTER_COPY].contains(&name);
                 (is_sidecar && layout::version_number(version).is_some())
                     .then(|| Repair::RebuildSidecars(version.to_string()))
             }
@@ -255,6 +443,8 @@ impl Repair {
             Repair::TruncateTornTail => plan_truncate_tail(chunk),
             Repair::ResetCurrent => plan_reset_current(chunk).map(|p| p.0),
             Repair::RebuildSidecars(v) => plan_rebuild_sidecars(chunk, v),
+            Repair::RestoreFooter(v) => plan_restore_footer(chunk, v),
+            Repair::CleanLeftovers => plan_clean_leftovers(chunk),
         }
     }
 
@@ -263,6 +453,8 @@ impl Repair {
             Repair::TruncateTornTail => truncate_tail(chunk, wait),
             Repair::ResetCurrent => reset_current(chunk, wait),
             Repair::RebuildSidecars(v) => rebuild_sidecars(chunk, v, wait, rebuild::Options::default()),
+            Repair::RestoreFooter(v) => restore_footer(chunk, v, wait),
+            Repair::CleanLeftovers => clean_leftovers(chunk, wait),
         }
     }
 
@@ -273,6 +465,8 @@ impl Repair {
             Repair::TruncateTornTail => format!("cottas-tui repair truncate-torn-tail {chunk} --yes"),
             Repair::ResetCurrent => format!("cottas-tui repair reset-current {chunk} --yes"),
             Repair::RebuildSidecars(v) => format!("cottas-tui repair rebuild-sidecars {chunk} {v} --yes"),
+            Repair::RestoreFooter(v) => format!("cottas-tui repair restore-footer {chunk} {v} --yes"),
+            Repair::CleanLeftovers => format!("cottas-tui gc {chunk} --leftovers --yes"),
         }
     }
 }

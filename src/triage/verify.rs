@@ -22,8 +22,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::format::transport::Transport;
-use crate::store::base::digests;
 use crate::store::base::Base;
+use crate::store::base::{digests, footer_copy};
 use crate::store::log::{Log, Visibility};
 use crate::store::sidecars::SUFFIXES;
 use crate::store::versions::layout::{self, BASE, CURRENT, LOG, MARKER};
@@ -180,7 +180,7 @@ pub fn verify(target: &Path, opts: VerifyOptions<'_>) -> Result<Report, StoreErr
                     Severity::Warning,
                     "debris",
                     format!("{} left behind", d.what),
-                    Some(format!("cottas-tui gc {} --keep 1000 --yes", cx.chunk)),
+                    Some(format!("cottas-tui gc {} --leftovers --yes", cx.chunk)),
                 );
             }
         }
@@ -289,21 +289,34 @@ fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions<'
     if !bare && marker_path.exists() {
         cx.files += 1;
         if let Err(e) = read_marker(&marker_path) {
-            cx.store_error(
-                &marker_path,
-                "marker",
-                &e,
-                Some(format!("cottas-tui dump --hex {}", shell_arg(&marker_path))),
+            let why = format!(
+                "{}; no repair rewrites a marker: its epoch is the only record of which log batches this base already holds (`cottas-tui log {}` lists the batches and their epochs)",
+                strip_path(&e.to_string(), &marker_path),
+                cx.chunk
             );
+            let next = Some(format!("cottas-tui dump --hex {}", shell_arg(&marker_path)));
+            cx.error(&marker_path, e.offset(), "marker", why, next);
         }
     }
     let digests = match if bare { Ok(None) } else { digests::read(dir) } {
         Ok(d) => d,
         Err(e) => {
-            cx.store_error(&dir.join(digests::DIGESTS), "digests", &e, None);
+            // The rebuild sets a digest file that does not parse aside
+            // (keeping it) and records the files as they are.
+            cx.store_error(&dir.join(digests::DIGESTS), "digests", &e, rebuild.clone());
             None
         }
     };
+    if let Some(damage) = digests.as_ref().and_then(|d| recorded_damage(&base_path, &d.base)) {
+        let (check, next) = if damage.restorable {
+            ("footer", restore_command(&base_path))
+        } else {
+            ("parquet", Some(format!("cottas-tui dump {}", shell_arg(&base_path))))
+        };
+        cx.error(&base_path, Some(damage.offset), check, damage.message, next);
+        stream_checks(cx, dir, None, digests.as_ref(), rebuild, opts);
+        return;
+    }
     let base = match Base::open_checked(&base_path, digests.as_ref().map(|d| &d.base)) {
         Ok(b) => Some(b),
         Err(e) => {
@@ -316,7 +329,31 @@ fn verify_base(cx: &mut Ctx, base_path: &Path, bare: bool, opts: VerifyOptions<'
             None
         }
     };
+    if let (Some(b), false) = (&base, bare) {
+        if let Err(e) = footer_copy::check_copy(dir, b.raw_bytes()) {
+            cx.store_error(&dir.join(footer_copy::FOOTER_COPY), "footer-copy", &e, rebuild.clone());
+        }
+    }
     stream_checks(cx, dir, base.as_ref(), digests.as_ref(), rebuild, opts);
+}
+
+/// The base's length, magic and footer against its recorded digests
+/// (`footer_copy::check_recorded`, as every reader checks them).
+fn recorded_damage(base_path: &Path, d: &digests::BaseDigests) -> Option<footer_copy::RegionDamage> {
+    let raw = crate::store::sidecars::checked::map_file(base_path).ok()?;
+    footer_copy::check_recorded(base_path, (*raw).as_ref(), d).err()
+}
+
+/// The command that puts back the footer of the base at `base_path` from
+/// its copy: for a `vN` of a chunk only (the repair takes the chunk's
+/// writer lock).
+fn restore_command(base_path: &Path) -> Option<String> {
+    let dir = parent_or_dot(base_path);
+    let version = dir.file_name()?.to_str()?.to_string();
+    let chunk = parent_or_dot(&dir);
+    let in_chunk = chunk.join(CURRENT).exists() || chunk.join(LOG).exists();
+    (in_chunk && layout::version_number(&version).is_some())
+        .then(|| format!("cottas-tui repair restore-footer {} {version} --yes", shell_arg(&chunk)))
 }
 
 /// The streamed checks (`against_rows`), for every base whoever wrote it:
@@ -354,10 +391,16 @@ fn stream_checks(
             _ => rebuild.clone(),
         };
         let severity = if f.warning { Severity::Warning } else { Severity::Error };
-        let message = strip_path(&f.message, &f.path);
+        let mut message = strip_path(&f.message, &f.path);
+        if f.check == "parquet-pages" {
+            message.push_str(NO_ROWS_REPAIR);
+        }
         cx.add(&f.path, f.offset, severity, f.check, message, next);
     }
 }
+
+/// Why a damaged column chunk has no repair.
+const NO_ROWS_REPAIR: &str = "; no repair rebuilds a base's rows (the column chunk or its recorded digest changed): make an older version current (`rollback`) or restore this one from a backup";
 
 fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
     let bytes = match fs::read(path) {
@@ -383,7 +426,11 @@ fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
         Ok(l) => l,
         Err(e) => {
             let next = Some(format!("cottas-tui dump --hex {}", shell_arg(path)));
-            cx.store_error(path, "log-header", &e, next);
+            let why = format!(
+                "{}; no repair rewrites a log's header: it is the only record of the log's version, and a log written by a newer release needs that release",
+                strip_path(&e.to_string(), path)
+            );
+            cx.error(path, e.offset(), "log-header", why, next);
             return;
         }
     };

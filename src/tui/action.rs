@@ -10,7 +10,7 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModif
 use super::command::cmd_key;
 use super::effect::Effect;
 use super::messages::worker_msg;
-use super::state::{App, Compaction, Pending, Repair, Tab};
+use super::state::{App, Compaction, Confirm, Pending, Repair, Tab};
 use super::views::{self, corpus::CorpusMove, store::StoreMove, triage::TriageMove};
 use super::worker::{CompactEnd, Msg};
 use crate::text::plural;
@@ -41,6 +41,12 @@ pub enum Action {
     ConfirmNo,
     ToggleFocus,
     SearchNext(bool),
+    /// Decoder: a screen of bytes on (`true`) or back.
+    PageBytes(bool),
+    /// Decoder: the next (`true`) or previous structure.
+    NextStructure(bool),
+    /// Decoder: the next damaged byte after the cursor.
+    NextDamage,
     /// Run verify from the Triage view.
     Verify {
         deep: bool,
@@ -125,13 +131,9 @@ fn from_key(app: &App, k: KeyEvent) -> Option<Action> {
         return Some(Action::CmdKey(k));
     }
     if ctrl && k.code == KeyCode::Char('c') {
-        return Some(if app.query.running.is_some() {
-            Action::CancelQuery
-        } else if app.compaction.is_some() {
-            Action::CancelCompaction
-        } else {
-            Action::Quit
-        });
+        // A query stops at once; quitting during a compaction or a repair
+        // asks first.
+        return Some(if app.query.running.is_some() { Action::CancelQuery } else { Action::Quit });
     }
     view_key(app, k).or_else(|| common_key(app, k))
 }
@@ -158,6 +160,10 @@ fn common_key(app: &App, k: KeyEvent) -> Option<Action> {
         KeyCode::BackTab => Action::PrevTab,
         KeyCode::Char('j') | KeyCode::Down => Action::Down(1),
         KeyCode::Char('k') | KeyCode::Up => Action::Up(1),
+        // The decoder pages by a screen of bytes, whatever has the keys: a
+        // page of tree rows is a few dozen bytes of a large file.
+        KeyCode::PageDown if app.tab == Tab::Decoder => Action::PageBytes(true),
+        KeyCode::PageUp if app.tab == Tab::Decoder => Action::PageBytes(false),
         KeyCode::PageDown => Action::Down(app.screen.page.max(1)),
         KeyCode::PageUp => Action::Up(app.screen.page.max(1)),
         KeyCode::Char('g') | KeyCode::Home => Action::Top,
@@ -183,7 +189,7 @@ pub(super) fn go(app: &mut App, tab: Tab) {
 /// of the whole app are handled here; the rest go to the current view.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
-        Action::Quit => app.quit = true,
+        Action::Quit => ask_quit(app),
         Action::NextTab | Action::PrevTab => return switch_tab(app, matches!(action, Action::NextTab)),
         Action::ToggleHelp => app.help = !app.help,
         Action::OpenCmdline(c) => {
@@ -253,7 +259,17 @@ fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
             }
             effects
         }),
-        Tab::Timeline => None,
+        Tab::Timeline => match action {
+            Action::Up(n) => {
+                app.timeline.scroll_by(n as isize);
+                Some(Vec::new())
+            }
+            Action::Down(n) => {
+                app.timeline.scroll_by(-(n as isize));
+                Some(Vec::new())
+            }
+            _ => None,
+        },
     };
     if used.is_none() && matches!(action, Action::Back) {
         // Esc at the top of a chunk's views returns to its corpus.
@@ -270,7 +286,11 @@ fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
 /// its files; Enter shows them.
 fn store_action(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
     let versions = app.listing.as_ref().map_or(0, |l| l.versions.len());
-    Some(match app.store.update(action, versions)? {
+    // The view's height as drawn: the screen less the tab, status and key bars.
+    let above = views::store::info_rows(app, app.screen.width, app.screen.height.saturating_sub(3));
+    let first_repair = views::store::alarms(app).into_iter().find_map(|a| a.repair);
+    Some(match app.store.update(action, versions, above, first_repair)? {
+        StoreMove::Repair(r) => plan_repair(app, r),
         StoreMove::Select(i) => select_version(app, i),
         StoreMove::OpenFiles => {
             go(app, Tab::Files);
@@ -312,8 +332,10 @@ fn list_corpus(c: &mut views::corpus::CorpusView) -> Vec<Effect> {
 /// The corpus view's moves: Enter opens a chunk in the chunk views (not
 /// while work on the open one would be lost), `v` verifies every chunk.
 fn corpus_action(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
+    let (width, height) = (app.screen.width, app.screen.height.saturating_sub(3));
     let corpus = app.corpus.as_mut()?;
-    Some(match corpus.update(action)? {
+    let above = views::corpus::alarm_rows(corpus, width, height);
+    Some(match corpus.update(action, above)? {
         CorpusMove::Open(chunk) => {
             if let Some(busy) = busy(app) {
                 app.status = format!("{busy}: wait for it before opening another chunk");
@@ -417,7 +439,12 @@ fn confirmed(app: &mut App) -> Vec<Effect> {
         }
         Some(Pending::Repair(kind)) => {
             app.status = "repairing…".into();
+            app.repairing = true;
             vec![Effect::Repair(kind)]
+        }
+        Some(Pending::QuitWhenIdle) => {
+            quit_when_idle(app);
+            Vec::new()
         }
         None => Vec::new(),
     }
@@ -433,6 +460,7 @@ pub(super) fn select_version(app: &mut App, index: usize) -> Vec<Effect> {
 
 /// The end of a compaction as an event on the timeline and the status.
 pub(super) fn compaction_done(app: &mut App, r: CompactEnd) {
+    let published = matches!(r, CompactEnd::Done { .. });
     let (event, status) = match r {
         CompactEnd::Done { text, from, to, carried } => {
             let carried = plural(carried, "batch", "batches");
@@ -445,8 +473,50 @@ pub(super) fn compaction_done(app: &mut App, r: CompactEnd) {
         ),
         CompactEnd::Failed(e) => (format!("compaction failed: {e}"), format!("compaction failed: {e}")),
     };
-    app.timeline.finished(event);
+    app.timeline.finished(event, published);
     app.status = status;
+    if app.quit_when_idle {
+        app.quit = true;
+    }
+}
+
+/// `q` (or Ctrl-C): at once, unless a compaction or a repair runs; then a
+/// question first, since quitting would kill it halfway and leave its temp
+/// files behind.
+pub(super) fn ask_quit(app: &mut App) {
+    let what = if let Some(c) = &app.compaction {
+        let phase = c.last.as_ref().map_or("starting", |p| p.phase.as_str());
+        Some(format!(
+            "A compaction is running ({phase}, {} s). Quitting now would stop it halfway and leave its temp dir behind.\n\ny: cancel it, wait while it removes its temp dir, then quit\nn: keep it running",
+            c.started.elapsed().as_secs()
+        ))
+    } else if app.repairing {
+        Some("A repair is running. Quitting now would stop it halfway (the store stays as it was or as repaired, never between, but its temp files stay).\n\ny: quit as soon as it ends\nn: stay".to_string())
+    } else {
+        None
+    };
+    match what {
+        Some(text) => {
+            app.confirm = Some(Confirm { title: "Quit?".into(), text, then: Pending::QuitWhenIdle });
+        }
+        None => app.quit = true,
+    }
+}
+
+/// Quits now if nothing runs any more, else cancels the compaction (which
+/// removes its temp dir) and quits when it reports.
+fn quit_when_idle(app: &mut App) {
+    if app.compaction.is_none() && !app.repairing {
+        app.quit = true;
+        return;
+    }
+    app.quit_when_idle = true;
+    if app.compaction.is_some() {
+        cancel_compaction(app);
+        app.status = format!("{}; quitting when it has stopped", app.status);
+    } else {
+        app.status = "quitting when the repair ends…".into();
+    }
 }
 
 /// Asks the running compaction to stop; it says whether it could (it
@@ -479,7 +549,8 @@ pub(super) fn ask_compaction(app: &mut App) -> Vec<Effect> {
     vec![Effect::PlanCompaction]
 }
 
-/// `:repair truncate-torn-tail | reset-current | rebuild-sidecars vN`: the
+/// `:repair truncate-torn-tail | reset-current | rebuild-sidecars vN |
+/// restore-footer vN | clean-leftovers`: the
 /// plan in a dialog (made on a worker), applied only on `y`.
 pub(super) fn ask_repair(app: &mut App, arg: &str) -> Vec<Effect> {
     if !app.write {
@@ -491,8 +562,10 @@ pub(super) fn ask_repair(app: &mut App, arg: &str) -> Vec<Effect> {
         (Some("truncate-torn-tail"), _) => Repair::TruncateTornTail,
         (Some("reset-current"), _) => Repair::ResetCurrent,
         (Some("rebuild-sidecars"), Some(v)) => Repair::RebuildSidecars(v.to_string()),
+        (Some("restore-footer"), Some(v)) => Repair::RestoreFooter(v.to_string()),
+        (Some("clean-leftovers"), _) => Repair::CleanLeftovers,
         _ => {
-            app.status = "usage: :repair truncate-torn-tail | reset-current | rebuild-sidecars vN".into();
+            app.status = "usage: :repair truncate-torn-tail | reset-current | rebuild-sidecars vN | restore-footer vN | clean-leftovers".into();
             return Vec::new();
         }
     };

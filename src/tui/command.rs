@@ -102,15 +102,20 @@ fn parse_offset(s: &str) -> Option<u64> {
 /// searches in the decoder.
 pub fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
     if let Some(needle) = line.strip_prefix('/') {
-        if let Some(d) = app.decoder.as_mut() {
-            app.status = d.start_search(needle, app.screen);
-        }
+        // In the decoder a search; in a list a filter.
+        app.status = match (app.tab, app.decoder.as_mut(), app.corpus.as_mut()) {
+            (Tab::Decoder, Some(d), _) => d.start_search(needle, app.screen),
+            (Tab::Corpus, _, Some(c)) => c.set_filter(needle),
+            (Tab::Files, ..) => app.files.set_filter(needle),
+            (Tab::Triage, ..) => app.triage.set_filter(needle),
+            _ => "`/` filters the Corpus, Files and Triage lists and searches the decoder".into(),
+        };
         return Vec::new();
     }
     let body = line.trim_start_matches(':').trim();
     let (cmd, arg) = body.split_once(' ').map_or((body, ""), |(c, a)| (c, a.trim()));
     match cmd {
-        "q" | "quit" => app.quit = true,
+        "q" | "quit" => super::action::ask_quit(app),
         "open" => return open(app, arg),
         "goto" => goto(app, arg),
         "query" => {

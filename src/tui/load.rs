@@ -89,6 +89,12 @@ pub use crate::inspect::window::{LARGE_BASE, LARGE_FILE};
 /// A file decoded for the decoder view: its bytes and its spans (near the
 /// cursor only, for a large sidecar).
 pub fn open_file(path: &Path) -> Result<Decoder, String> {
+    let mut d = decode_file(path)?;
+    d.add_marks(crate::inspect::recorded_problems(path, &d.bytes));
+    Ok(d)
+}
+
+fn decode_file(path: &Path) -> Result<Decoder, String> {
     if !path.is_file() {
         return Err(format!("{}: not a file", path.display()));
     }

@@ -44,7 +44,11 @@ pub(super) fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
                 c.verified.extend(statuses);
             }
         }
-        Msg::Planned(Ok(confirm)) => app.confirm = Some(confirm),
+        Msg::Planned(Ok(confirm)) => {
+            // The plan is on screen: the status no longer says it is coming.
+            app.status = "the plan is shown: y applies it, n or Esc cancels".into();
+            app.confirm = Some(confirm);
+        }
         Msg::Planned(Err(why)) => app.status = why,
         Msg::QueryRows(vars, rows) => query_rows(app, vars, rows),
         // Without them IRIs are still named from the result alone.
@@ -73,6 +77,10 @@ pub(super) fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
         }
         Msg::Wrote(r) => {
             app.status = r.unwrap_or_else(|e| format!("failed: {e}"));
+            app.repairing = false;
+            if app.quit_when_idle && app.compaction.is_none() {
+                app.quit = true;
+            }
             let mut effects = refresh(app);
             // What the Triage view shows was true before the write: check again.
             if app.triage.report().is_some() {

@@ -116,6 +116,8 @@ pub struct QueryTable {
 pub enum Pending {
     Compact,
     Repair(Repair),
+    /// Quit once what runs has stopped (a compaction is cancelled first).
+    QuitWhenIdle,
 }
 
 #[derive(Debug)]
@@ -173,6 +175,11 @@ pub struct App {
     pub status: String,
     pub tick: usize,
     pub quit: bool,
+    /// Quit once the running compaction or repair has ended (and cleaned
+    /// up after itself): asked for with `q` while one ran.
+    pub quit_when_idle: bool,
+    /// A repair runs on a worker.
+    pub repairing: bool,
     /// What the last listing saw on disk; the watcher's reports are
     /// compared with it.
     pub watched: Observed,
@@ -229,6 +236,8 @@ impl App {
             status: String::new(),
             tick: 0,
             quit: false,
+            quit_when_idle: false,
+            repairing: false,
             watched: Observed::default(),
             refreshing: false,
             screen: Screen { page: 20, width: 120, height: 30 },
@@ -325,7 +334,7 @@ impl App {
         }
         self.store.row_groups = details.row_groups;
         self.files.rows = details.files;
-        self.files.sel = self.files.sel.min(self.files.rows.len().saturating_sub(1));
+        self.files.sel = self.files.sel.min(self.files.shown().len().saturating_sub(1));
     }
 
     pub fn selected_version_dir(&self) -> Option<PathBuf> {

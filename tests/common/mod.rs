@@ -262,3 +262,13 @@ pub fn foreign_base(version_dir: &std::path::Path, rows: &[[String; 4]], rg: usi
     }
     writer.close().unwrap();
 }
+
+/// No temp dir of a compaction is left in `store`.
+pub fn assert_no_compaction_leftovers(store: &std::path::Path) {
+    let leftovers: Vec<String> = std::fs::read_dir(store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("compact-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -729,7 +729,7 @@ pub fn run(script: &Script, dir: &Path) -> Result<(), String> {
             }
             Step::Gc => {
                 writer = None;
-                cottas_tui::store::versions::gc_apply(&chunk, 1, None)
+                cottas_tui::store::versions::gc_apply(&chunk, Some(1), None)
                     .map_err(|e| format!("{after}: {e}"))?;
             }
             _ => write(&chunk, &mut writer, step, &mut model, &after)?,

@@ -166,8 +166,9 @@ fn compute(dir: &Path, tables: &[Table]) -> Result<Digests, StoreError> {
     })
 }
 
-/// Computes and writes `dir/cottas-tui.blocks`, then
-/// `dir/cottas-tui.digests.json`, each whole or not at all (a kill leaves
+/// Computes and writes `dir/cottas-tui.blocks`, the footer copy
+/// (`cottas-tui.footer`), then `dir/cottas-tui.digests.json`, each whole or
+/// not at all (a kill leaves
 /// the old file or the new one, never a part). The block table goes first:
 /// a reader uses it only when the JSON's whole-file digest of the same
 /// sidecar agrees with the one the table was made for.
@@ -176,11 +177,21 @@ pub fn write(dir: &Path) -> Result<Digests, StoreError> {
     let path = dir.join(BLOCKS);
     write_whole(&path, &crate::format::blocks::encode(&tables)).map_err(|e| StoreError::write(&path, e))?;
     let d = compute(dir, &tables)?;
+    write_footer_copy(dir, &d.base)?;
     let path = dir.join(DIGESTS);
     let mut text = serde_json::to_string_pretty(&d).unwrap_or_default();
     text.push('\n');
     write_whole(&path, text.as_bytes()).map_err(|e| StoreError::write(&path, e))?;
     Ok(d)
+}
+
+/// Writes the base's footer copy (`store::base::footer_copy`): its bytes
+/// from the end of the last column chunk, which `d` records.
+fn write_footer_copy(dir: &Path, d: &BaseDigests) -> Result<(), StoreError> {
+    let base_path = dir.join(BASE);
+    let mapped = map_file(&base_path).map_err(|e| StoreError::io(&base_path, e))?;
+    let from = d.between.as_ref().unwrap_or(&d.footer).offset;
+    crate::store::base::footer_copy::write(dir, (*mapped).as_ref(), from)
 }
 
 /// The whole-file digest and block table of each sidecar in `dir`, as

@@ -7,6 +7,7 @@
 
 pub mod column_ids;
 pub mod digests;
+pub mod footer_copy;
 pub mod writer;
 
 use std::fs::File;
@@ -71,7 +72,7 @@ impl Base {
         let bytes = Bytes::from_owner(map);
         let raw = bytes.clone();
         if let Some(d) = digests {
-            check_regions(path, &raw, d)?;
+            footer_copy::check_recorded(path, &raw, d).map_err(|e| e.into_store_error(path))?;
         }
         // Every offset and length the parquet crate will follow, checked
         // first: its own decoder and accessors panic on some damaged footers.
@@ -125,6 +126,11 @@ impl Base {
             checked: chunk_digests.iter().map(|_| Default::default()).collect(),
             chunk_digests,
         })
+    }
+
+    /// The whole file's bytes, as mapped.
+    pub fn raw_bytes(&self) -> &[u8] {
+        &self.raw
     }
 
     /// A column chunk's bytes against its digest (once per chunk).
@@ -357,43 +363,6 @@ impl Base {
         // then prunes nothing, which costs speed and never a row.
         contained(|| filter.check(&ByteArray::from(token.to_vec()))).ok()
     }
-}
-
-/// The file's length, leading magic, page-index region and footer against
-/// their recorded digests.
-fn check_regions(
-    path: &Path,
-    raw: &[u8],
-    d: &crate::store::base::digests::BaseDigests,
-) -> Result<(), StoreError> {
-    let len = raw.len() as u64;
-    if d.len != len {
-        return Err(StoreError::format(
-            path,
-            len.min(d.len),
-            format!("the file is {len} bytes, its digest file recorded {} (truncated or replaced)", d.len),
-        ));
-    }
-    for (what, span) in [
-        ("leading magic", Some(&d.head)),
-        ("Parquet footer", Some(&d.footer)),
-        ("page index region", d.between.as_ref()),
-    ] {
-        let Some(f) = span else { continue };
-        let bytes = raw.get(f.offset as usize..(f.offset + f.len) as usize).unwrap_or_default();
-        if !crate::store::base::digests::matches(f, bytes) {
-            return Err(StoreError::format(
-                path,
-                f.offset,
-                format!(
-                    "the {what} (bytes {}..{}) does not match its recorded digest: the file is damaged",
-                    f.offset,
-                    f.offset + f.len
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Every column chunk of the footer has a digest, and the page-index region

@@ -17,6 +17,7 @@
 //! `verify` is clean, or names the sidecars still to rebuild (and the temp
 //! dir as debris), and the same command run again finishes the work.
 
+use crate::store::base::footer_copy::{self, FOOTER_COPY};
 use std::path::{Path, PathBuf};
 
 use crate::store::base::digests::read_full;
@@ -196,6 +197,11 @@ pub fn index(target: &Path, opts: Options<'_>) -> Result<IndexReport, StoreError
     if dg.exists() && crate::store::base::digests::read(&dir).is_err() {
         back_up(&dg, &backups, crate::store::base::digests::DIGESTS)?;
     }
+    // The base opened against its digests, so it is the truth: a copy of
+    // its footer that differs is kept before the new one replaces it.
+    if footer_copy_action(&dir)? == Action::ReplacedDiffering {
+        back_up(&dir.join(FOOTER_COPY), &backups, FOOTER_COPY)?;
+    }
     debug_pause("rebuild-before-digests");
     crate::store::base::digests::write(&dir)?;
     sync_dir(&dir).map_err(|e| StoreError::io(&dir, e))?;
@@ -243,5 +249,20 @@ pub fn plan(target: &Path) -> Result<Option<Vec<(String, Action)>>, StoreError> 
         Err(e) => return Err(StoreError::io(&blocks, e)),
     };
     actions.push((digests::BLOCKS.to_string(), blocks_action));
+    actions.push((FOOTER_COPY.to_string(), footer_copy_action(&dir)?));
     Ok(Some(actions))
+}
+
+/// Whether the version's footer copy is there and equals its base's tail.
+fn footer_copy_action(dir: &Path) -> Result<Action, StoreError> {
+    if !dir.join(FOOTER_COPY).exists() {
+        return Ok(Action::WroteMissing);
+    }
+    let base_path = dir.join(BASE);
+    let raw =
+        crate::store::sidecars::checked::map_file(&base_path).map_err(|e| StoreError::io(&base_path, e))?;
+    Ok(match footer_copy::check_copy(dir, (*raw).as_ref()) {
+        Ok(()) => Action::Kept,
+        Err(_) => Action::ReplacedDiffering,
+    })
 }

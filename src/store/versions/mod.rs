@@ -35,6 +35,9 @@ pub struct VersionInfo {
     pub marker: Option<u64>,
     /// Why it is not complete.
     pub problem: Option<String>,
+    /// The problem is a changed footer that the version's footer copy can
+    /// put back (`repair restore-footer`).
+    pub footer_restorable: bool,
     pub bytes: u64,
     pub created: Option<String>,
 }
@@ -88,11 +91,27 @@ fn inspect_version(number: u64, path: PathBuf, current: Option<&str>) -> Version
         row_groups: None,
         marker: None,
         problem: None,
+        footer_restorable: false,
         bytes: dir_size(&path),
         created: created(&path),
         path,
     };
-    match crate::store::base::Base::open(&info.path.join(BASE)) {
+    // Against the digests written with it, as every reader opens it: a
+    // footer that changed since is a problem here too.
+    let base_path = info.path.join(BASE);
+    let digests = crate::store::base::digests::read(&info.path);
+    let opened = match &digests {
+        Ok(d) => crate::store::base::Base::open_checked(&base_path, d.as_ref().map(|d| &d.base)),
+        Err(_) => crate::store::base::Base::open(&base_path),
+    };
+    if let (Err(_), Ok(Some(d))) = (&opened, &digests) {
+        let raw = crate::store::sidecars::checked::map_file(&base_path);
+        info.footer_restorable = raw.is_ok_and(|raw| {
+            crate::store::base::footer_copy::check_recorded(&base_path, (*raw).as_ref(), &d.base)
+                .is_err_and(|damage| damage.restorable)
+        });
+    }
+    match opened {
         Ok(base) => {
             info.quads = Some(base.num_rows());
             info.row_groups = Some(base.num_row_groups());
@@ -166,9 +185,18 @@ impl GcPlan {
 }
 
 /// Keeps `current`, everything newer, and the newest `keep` versions at or
-/// below it (`keep` counts `current`). Debris of live processes is kept.
-pub fn gc_plan(chunk: &Path, keep: usize) -> Result<GcPlan, StoreError> {
+/// below it (`keep` counts `current`); with `keep` `None`, every version
+/// (only leftovers of interrupted operations go). Debris of live processes
+/// is kept.
+pub fn gc_plan(chunk: &Path, keep: Option<usize>) -> Result<GcPlan, StoreError> {
     let listing = list(chunk)?;
+    let Some(keep) = keep else {
+        return Ok(GcPlan {
+            remove_versions: Vec::new(),
+            keep: listing.versions.iter().map(|v| v.name.clone()).collect(),
+            remove_debris: listing.debris.into_iter().filter(|d| d.live_pid.is_none()).collect(),
+        });
+    };
     let current_n = listing.current.as_deref().and_then(layout::version_number);
     let Some(current_n) = current_n else {
         return Err(StoreError::refused(
@@ -190,7 +218,7 @@ pub fn gc_plan(chunk: &Path, keep: usize) -> Result<GcPlan, StoreError> {
 
 /// Removes what the plan lists, under the writer lock. The plan is made
 /// again under the lock, so nothing that became live since is removed.
-pub fn gc_apply(chunk: &Path, keep: usize, wait: Option<Duration>) -> Result<GcPlan, StoreError> {
+pub fn gc_apply(chunk: &Path, keep: Option<usize>, wait: Option<Duration>) -> Result<GcPlan, StoreError> {
     let _lock = WriterLock::acquire(chunk, wait)?;
     let plan = gc_plan(chunk, keep)?;
     for v in &plan.remove_versions {

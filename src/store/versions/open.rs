@@ -8,6 +8,7 @@
 //! read path then prunes less, never returns wrong rows — and the reason is
 //! kept for `--explain` and `verify` (`SidecarSet::problems` loads them all).
 
+use crate::text::plural;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -94,8 +95,9 @@ impl SidecarSet {
             if pr.num_rgs == rgs && Some(pr.num_tokens) == tokens {
                 return Ok(pr);
             }
+            let dict = tokens.map_or("unreadable".to_string(), |t| plural(u64::from(t), "token", "tokens"));
             Err(format!(
-                ".{}.presence: {} row groups × {} tokens does not fit the base ({rgs} row groups) and .{}.dict ({tokens:?} tokens)",
+                ".{}.presence: {} row groups × {} tokens does not fit the base ({rgs} row groups) and .{}.dict ({dict})",
                 COLUMNS[c], pr.num_rgs, pr.num_tokens, COLUMNS[c]
             ))
         });

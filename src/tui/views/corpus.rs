@@ -8,14 +8,14 @@ use std::path::PathBuf;
 
 use humansize::{format_size, BINARY};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Row, Table};
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use super::selected;
 use super::triage::FileStatus;
+use super::{selected, Alarm};
 use crate::corpus::ChunkSummary;
 use crate::text::plural;
 use crate::tui::action::Action;
@@ -38,6 +38,8 @@ pub struct CorpusView {
     pub listing: Option<std::time::Instant>,
     /// When the list on screen was made.
     pub listed_at: Option<std::time::Instant>,
+    /// `/`: which chunks are shown.
+    pub filter: super::ListFilter,
 }
 
 /// How often the list is made again while it is on screen: other processes
@@ -53,13 +55,14 @@ pub enum CorpusMove {
 }
 
 pub fn bindings() -> Vec<(&'static str, &'static str)> {
-    vec![("Enter", "open chunk"), ("v", "verify all"), ("R", "refresh")]
+    vec![("Enter", "open chunk"), ("v", "verify all"), ("R", "refresh"), ("/", "filter")]
 }
 
 pub fn key(k: KeyEvent) -> Option<Action> {
     match k.code {
         KeyCode::Char('v') => Some(Action::Verify { deep: false }),
         KeyCode::Char('R') => Some(Action::Refresh),
+        KeyCode::Char('/') => Some(Action::OpenCmdline('/')),
         _ => None,
     }
 }
@@ -76,7 +79,24 @@ impl CorpusView {
             opened: None,
             listing: None,
             listed_at: None,
+            filter: super::ListFilter::default(),
         }
+    }
+
+    /// The indexes of the chunks shown (all, or those `/` keeps: by name,
+    /// current version and status).
+    pub fn shown(&self) -> Vec<usize> {
+        let chunks = self.chunks.as_deref().unwrap_or_default();
+        self.filter
+            .shown(chunks, |c| format!("{} {} {}", c.name, c.current.as_deref().unwrap_or(""), c.status))
+    }
+
+    /// `/TEXT`: only the chunks that match; the first of them selected.
+    pub fn set_filter(&mut self, text: &str) -> String {
+        self.filter.set(text);
+        self.sel = 0;
+        let all = self.chunks.as_ref().map_or(0, Vec::len);
+        format!("{} of {all} chunks shown", self.shown().len())
     }
 
     /// Asks for the list (again); `false` when one is already on its way.
@@ -99,24 +119,30 @@ impl CorpusView {
         self.listed_at = Some(std::time::Instant::now());
         match r {
             Ok(chunks) => {
-                let was = self.chunks.as_ref().and_then(|c| c.get(self.sel)).map(|c| c.path.clone());
-                let same = was.and_then(|p| chunks.iter().position(|c| c.path == p));
-                self.sel = same.unwrap_or(self.sel).min(chunks.len().saturating_sub(1));
+                let shown = self.shown();
+                let was =
+                    shown.get(self.sel).and_then(|&k| self.chunks.as_ref()?.get(k)).map(|c| c.path.clone());
                 self.chunks = Some(chunks);
                 self.error = None;
+                let shown = self.shown();
+                let chunks = self.chunks.as_deref().unwrap_or_default();
+                let same = was.and_then(|p| shown.iter().position(|&k| chunks[k].path == p));
+                self.sel = same.unwrap_or(self.sel).min(shown.len().saturating_sub(1));
             }
             Err(e) => self.error = Some(e),
         }
     }
 
     /// The corpus view's part of an action; `None` when it is not its own.
-    pub fn update(&mut self, action: &Action) -> Option<CorpusMove> {
-        let n = self.chunks.as_ref().map_or(0, Vec::len);
-        if let Some(inside) = super::select_in_list(&mut self.sel, n, action, 0) {
+    /// `above`: rows drawn above the table (the alarms), for clicks.
+    pub fn update(&mut self, action: &Action, above: u16) -> Option<CorpusMove> {
+        let shown = self.shown();
+        if let Some(inside) = super::select_in_list(&mut self.sel, shown.len(), action, above) {
             return inside.then_some(CorpusMove::Nothing);
         }
         Some(match action {
-            Action::Enter => CorpusMove::Open(self.chunks.as_ref()?.get(self.sel)?.path.clone()),
+            Action::Back if self.filter.clear() => CorpusMove::Nothing,
+            Action::Enter => CorpusMove::Open(self.chunks.as_ref()?.get(*shown.get(self.sel)?)?.path.clone()),
             Action::Refresh => CorpusMove::Refresh,
             Action::Verify { .. } => CorpusMove::VerifyAll,
             _ => return None,
@@ -135,12 +161,49 @@ fn verify_cell(status: Option<FileStatus>) -> Span<'static> {
     }
 }
 
+/// A chunk's status in its cell: `ok` or `✗ damaged` (what the damage is
+/// is an alarm above the table, in words that wrap).
 fn status_cell(s: &ChunkSummary) -> Span<'static> {
     if s.status == "ok" {
         Span::styled("ok", Style::new().fg(Color::Green))
     } else {
-        Span::styled(s.status.clone(), Style::new().fg(Color::Red).add_modifier(Modifier::BOLD))
+        Span::styled("✗ damaged", Style::new().fg(Color::Red).add_modifier(Modifier::BOLD))
     }
+}
+
+/// What is wrong in the corpus, one alarm per chunk: it does not open or
+/// its log is damaged, what the last verify found, leftovers.
+pub fn alarms(view: &CorpusView) -> Vec<Alarm> {
+    let root = format!("{}/", view.root.display());
+    let mut out = Vec::new();
+    for c in view.chunks.as_deref().unwrap_or_default() {
+        let mut parts = Vec::new();
+        if c.status != "ok" {
+            parts.push(c.status.replace(&root, ""));
+        }
+        let verified = view.verified.get(&c.path).copied().filter(|v| v.errors > 0);
+        if let Some(FileStatus { errors, warnings }) = verified {
+            let found = format!("verify found {}", plural(errors, "error", "errors"));
+            parts.push(if warnings > 0 {
+                format!("{found} and {}", plural(warnings, "warning", "warnings"))
+            } else {
+                found
+            });
+        }
+        let damage = !parts.is_empty();
+        if c.debris > 0 {
+            parts.push(format!("{} of interrupted operations", plural(c.debris, "leftover", "leftovers")));
+        }
+        if parts.is_empty() {
+            continue;
+        }
+        let text = format!("{}: {}", c.name, parts.join("; "));
+        let alarm = if damage { Alarm::damage(text) } else { Alarm::notice(text) };
+        out.push(
+            alarm.with_advice(&format!("Enter on {} opens it; its Store view says what fixes it", c.name)),
+        );
+    }
+    out
 }
 
 fn chunk_row(c: &ChunkSummary, verified: Option<FileStatus>) -> Row<'static> {
@@ -165,10 +228,25 @@ fn chunk_row(c: &ChunkSummary, verified: Option<FileStatus>) -> Row<'static> {
     ])
 }
 
+/// Rows above the table in a view `width` × `height` (clicks count from it).
+pub fn alarm_rows(view: &CorpusView, width: u16, height: u16) -> u16 {
+    alarm_lines(view, width, height).len() as u16
+}
+
+fn alarm_lines(view: &CorpusView, width: u16, height: u16) -> Vec<Line<'static>> {
+    super::alarm_lines(&alarms(view), width, usize::from(height / 3).max(2), false)
+}
+
 pub fn render(f: &mut Frame, area: Rect, view: &CorpusView) {
+    let lines = alarm_lines(view, area.width, area.height);
+    let [top, area] =
+        Layout::vertical([Constraint::Length(lines.len() as u16), Constraint::Min(3)]).areas(area);
+    f.render_widget(Paragraph::new(lines), top);
     let chunks = view.chunks.as_deref().unwrap_or_default();
-    let rows: Vec<Row> = chunks
+    let shown = view.shown();
+    let rows: Vec<Row> = shown
         .iter()
+        .map(|&k| &chunks[k])
         .enumerate()
         .map(|(i, c)| {
             let row = chunk_row(c, view.verified.get(&c.path).copied());
@@ -201,7 +279,12 @@ pub fn render(f: &mut Frame, area: Rect, view: &CorpusView) {
                 (None, Some(t)) => format!("listed {} s ago", t.elapsed().as_secs()),
                 (None, None) => String::new(),
             };
-            format!("Corpus {} — {}, {age}", view.root.display(), plural(c.len(), "chunk", "chunks"))
+            let chunks = plural(c.len(), "chunk", "chunks");
+            match view.filter.title(shown.len(), c.len()) {
+                // The filter first: the root's path is what a narrow title cuts.
+                f if !f.is_empty() => format!("Corpus{f} — {}", view.root.display()),
+                _ => format!("Corpus {} — {chunks}, {age}", view.root.display()),
+            }
         }
     };
     f.render_widget(

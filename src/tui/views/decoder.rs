@@ -53,6 +53,9 @@ pub struct Decoder {
     pub kind: Option<FileKind>,
     pub spans: Vec<ByteSpan>,
     pub problems: Vec<String>,
+    /// Damage found from outside the bytes (the version's recorded digests
+    /// and footer copy): marked on the spans however often they are rebuilt.
+    pub marks: Vec<crate::inspect::Problem>,
     /// `spans` as nested groups, and which groups are open.
     pub tree: FieldTree,
     pub folds: Folds,
@@ -87,6 +90,7 @@ impl Decoder {
             kind,
             spans,
             problems,
+            marks: Vec::new(),
             tree,
             folds,
             sel: 0,
@@ -123,11 +127,27 @@ impl Decoder {
         d
     }
 
-    fn set_spans(&mut self, spans: Vec<ByteSpan>) {
+    fn set_spans(&mut self, mut spans: Vec<ByteSpan>) {
+        crate::inspect::mark_spans(&mut spans, &self.marks);
         self.tree = FieldTree::build(&spans);
         self.spans = spans;
         self.sel = 0;
         self.need = self.tree_need();
+    }
+
+    /// Adds damage found from outside the bytes (see `marks`): listed with
+    /// the problems and marked on the spans.
+    pub fn add_marks(&mut self, marks: Vec<crate::inspect::Problem>) {
+        if marks.is_empty() {
+            return;
+        }
+        self.problems.extend(marks.iter().map(|p| p.message.clone()));
+        self.marks.extend(marks);
+        let spans = std::mem::take(&mut self.spans);
+        let (sel, folds) = (self.sel, self.folds.clone());
+        self.set_spans(spans);
+        self.sel = sel.min(self.tree.nodes.len().saturating_sub(1));
+        self.folds = folds;
     }
 
     /// The selected node's own span (a group of fields has none).
@@ -269,6 +289,9 @@ pub fn bindings() -> Vec<(&'static str, &'static str)> {
         ("Space", "tree/hex"),
         ("/", "search"),
         ("n/N", "next/prev"),
+        ("]/[", "next/prev structure"),
+        ("!", "next damage"),
+        ("PgDn/PgUp", "a screen of bytes"),
         (":goto", "offset"),
         ("Esc", "back"),
     ]
@@ -283,6 +306,9 @@ pub fn key(k: KeyEvent) -> Option<Action> {
         KeyCode::Char(' ') => Some(Action::ToggleFocus),
         KeyCode::Char('e') => Some(Action::FoldAll(true)),
         KeyCode::Char('c') => Some(Action::FoldAll(false)),
+        KeyCode::Char(']') => Some(Action::NextStructure(true)),
+        KeyCode::Char('[') => Some(Action::NextStructure(false)),
+        KeyCode::Char('!') => Some(Action::NextDamage),
         _ => None,
     }
 }
@@ -302,9 +328,90 @@ pub fn update(d: &mut Decoder, action: &Action, layout: Screen) -> Option<String
         Action::Enter | Action::ToggleFocus => d.tree_focus = !d.tree_focus,
         Action::FoldAll(open) => d.fold_all(*open),
         Action::SearchNext(forward) => return Some(d.search(*forward, layout)),
+        Action::PageBytes(forward) => return Some(d.page(*forward, layout)),
+        Action::NextStructure(forward) => return Some(d.next_structure(*forward, layout)),
+        Action::NextDamage => return Some(d.next_damage(layout)),
         _ => {}
     }
     None
+}
+
+impl Decoder {
+    /// PgDn/PgUp: the hex cursor and view move by the rows shown, whatever
+    /// the file's size; the field under the cursor is selected.
+    fn page(&mut self, forward: bool, layout: Screen) -> String {
+        let rows = layout.page.max(1) as u64;
+        let step = rows * self.panes(layout.width).bytes_per_row;
+        let last = (self.bytes.len() as u64).saturating_sub(1);
+        self.cursor = if forward {
+            self.cursor.saturating_add(step).min(last)
+        } else {
+            self.cursor.saturating_sub(step)
+        };
+        self.top = if forward { self.top + rows } else { self.top.saturating_sub(rows) };
+        self.follow_cursor();
+        self.select_span_at_cursor();
+        self.keep_cursor_visible(layout);
+        self.position()
+    }
+
+    /// Where the cursor is, for the status line.
+    fn position(&self) -> String {
+        let len = self.bytes.len().max(1) as u64;
+        let name = self.selected_node().map(|n| n.path.clone()).unwrap_or_default();
+        format!("byte {} of {len} ({}%)  {name}", self.cursor, self.cursor * 100 / len)
+    }
+
+    /// `]`/`[`: the start of the next (or previous) structure, a node of
+    /// the tree's first two levels (a batch, a row group's chunk, a
+    /// section, an element of a windowed file).
+    fn next_structure(&mut self, forward: bool, layout: Screen) -> String {
+        let starts = self.tree.nodes.iter().filter(|n| n.depth <= 1).map(|n| n.range.start);
+        let target = if forward {
+            starts.filter(|&s| s > self.cursor).min()
+        } else {
+            starts.filter(|&s| s < self.cursor).max()
+        };
+        let target = match (target, &self.window) {
+            (Some(t), _) => t,
+            // Past what a windowed file shows: the edge of the window, where
+            // the next spans are decoded.
+            (None, Some((_, range))) if forward && range.end < self.bytes.len() as u64 => range.end,
+            (None, Some((_, range))) if !forward && range.start > 0 => range.start - 1,
+            (None, _) => return format!("no {} structure", if forward { "next" } else { "previous" }),
+        };
+        self.jump(target, layout)
+    }
+
+    /// `!`: the next damaged byte after the cursor (a field the decoder
+    /// found bad, or damage the version's records name), wrapping round.
+    fn next_damage(&mut self, layout: Screen) -> String {
+        let mut at: Vec<u64> = self.spans.iter().filter(|s| !s.is_ok()).map(|s| s.range.start).collect();
+        at.extend(self.marks.iter().map(|m| m.offset));
+        at.extend(self.problems.iter().filter_map(|p| problem_offset(p)));
+        at.retain(|&o| o < self.bytes.len() as u64);
+        at.sort_unstable();
+        at.dedup();
+        let Some(&target) = at.iter().find(|&&o| o > self.cursor).or(at.first()) else {
+            return "no damage found in this file".into();
+        };
+        let wrapped = target <= self.cursor;
+        let text = self.jump(target, layout);
+        let k = at.iter().position(|&o| o == target).unwrap_or(0) + 1;
+        format!("damage {k} of {}{}: {text}", at.len(), if wrapped { " (from the top)" } else { "" })
+    }
+
+    fn jump(&mut self, target: u64, layout: Screen) -> String {
+        match self.goto(target, layout) {
+            Ok(()) => self.position(),
+            Err(e) => e,
+        }
+    }
+}
+
+/// The byte offset a problem's text starts with ("at byte 1390: …").
+fn problem_offset(p: &str) -> Option<u64> {
+    p.strip_prefix("at byte ")?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
 }
 
 impl Decoder {

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Row, Table};
 use ratatui::Frame;
 
 use super::{check_cell, selected};
-use ratatui::crossterm::event::KeyEvent;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use crate::tui::action::Action;
 use crate::tui::effect::Effect;
@@ -21,27 +21,51 @@ use crate::tui::state::{App, FileRow};
 pub struct FilesView {
     pub rows: Vec<FileRow>,
     pub sel: usize,
+    /// `/`: which files are shown.
+    pub filter: super::ListFilter,
 }
 
 pub fn bindings() -> Vec<(&'static str, &'static str)> {
-    vec![("Enter", "open in decoder"), ("Esc", "back")]
+    vec![("Enter", "open in decoder"), ("/", "filter"), ("Esc", "back")]
 }
 
-pub fn key(_: KeyEvent) -> Option<Action> {
-    None
+pub fn key(k: KeyEvent) -> Option<Action> {
+    match k.code {
+        KeyCode::Char('/') => Some(Action::OpenCmdline('/')),
+        _ => None,
+    }
 }
 
 impl FilesView {
     /// The files view's part of an action: moving, and Enter to decode the
     /// selected file (on a worker). `None` when the action is not its own.
     pub fn update(&mut self, action: &Action, status: &mut String) -> Option<Vec<Effect>> {
-        if let Some(inside) = super::select_in_list(&mut self.sel, self.rows.len(), action, 0) {
+        let shown = self.shown();
+        if let Some(inside) = super::select_in_list(&mut self.sel, shown.len(), action, 0) {
             return inside.then(Vec::new);
         }
+        if matches!(action, Action::Back) && self.filter.clear() {
+            return Some(Vec::new());
+        }
         let Action::Enter = action else { return None };
-        let f = self.rows.get(self.sel)?;
+        let f = self.rows.get(*shown.get(self.sel)?)?;
         *status = format!("opening {}…", f.name);
         Some(vec![Effect::OpenFile { path: f.path.clone(), at: None }])
+    }
+}
+
+impl FilesView {
+    /// The indexes of the files shown (all, or those `/` keeps: by name
+    /// and kind).
+    pub fn shown(&self) -> Vec<usize> {
+        self.filter.shown(&self.rows, |f| format!("{} {}", f.name, f.kind.map_or("other", |k| k.id())))
+    }
+
+    /// `/TEXT`: only the files that match; the first of them selected.
+    pub fn set_filter(&mut self, text: &str) -> String {
+        self.filter.set(text);
+        self.sel = 0;
+        format!("{} of {} files shown", self.shown().len(), self.rows.len())
     }
 }
 
@@ -58,10 +82,10 @@ fn status_cell(app: &App, file: &FileRow) -> Line<'static> {
 }
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
-    let rows: Vec<Row> = app
-        .files
-        .rows
+    let shown = app.files.shown();
+    let rows: Vec<Row> = shown
         .iter()
+        .map(|&k| &app.files.rows[k])
         .enumerate()
         .map(|(i, file)| {
             let r = Row::new(vec![
@@ -95,9 +119,10 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let header = Row::new(["file", "size", "kind", "magic", "version", "status"])
         .style(Style::new().add_modifier(Modifier::BOLD));
     f.render_widget(
-        Table::new(rows, widths)
-            .header(header)
-            .block(Block::default().borders(Borders::ALL).title(format!("Files of {version}"))),
+        Table::new(rows, widths).header(header).block(Block::default().borders(Borders::ALL).title(format!(
+            "Files of {version}{}",
+            app.files.filter.title(shown.len(), app.files.rows.len())
+        ))),
         area,
     );
 }

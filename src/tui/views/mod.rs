@@ -191,22 +191,25 @@ fn render_tabs(f: &mut Frame, area: Rect, app: &App) {
     path.push(app.tab.title().to_string());
     let mode = if app.write { "rw" } else { "ro" };
     let file_name = |p: &std::path::Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
-    let name = match &app.corpus {
+    let (root, chunk) = match &app.corpus {
         Some(c) if app.has_chunk() => {
-            format!(
-                "{}/{}",
-                file_name(&c.root).unwrap_or_default(),
-                crate::corpus::chunk_name(&c.root, &app.chunk)
-            )
+            (file_name(&c.root).map(|r| format!("{r}/")), crate::corpus::chunk_name(&c.root, &app.chunk))
         }
-        _ => file_name(&app.chunk).unwrap_or_default(),
+        _ => (None, file_name(&app.chunk).unwrap_or_default()),
     };
-    // Narrow terminals keep the mode and the drill-down path, not the name.
-    let text = if area.width >= 100 {
-        format!("[{mode}] {name} › {}", path.join(" › "))
-    } else {
-        format!("[{mode}] {}", path.join("›"))
-    };
+    let root = root.unwrap_or_default();
+    // The chunk's name stays whatever the width: the drill-down path goes
+    // first (the tabs show the view), then the corpus's name, then the
+    // chunk's name is cut.
+    let room = usize::from(crumb.width);
+    let text = [
+        format!("[{mode}] {root}{chunk} › {}", path.join(" › ")),
+        format!("[{mode}] {root}{chunk}"),
+        format!("[{mode}] {chunk}"),
+    ]
+    .into_iter()
+    .find(|t| unicode_width::UnicodeWidthStr::width(t.as_str()) <= room)
+    .unwrap_or_else(|| crate::sparql::display::fit(&format!("[{mode}] {chunk}"), room).into_owned());
     f.render_widget(Paragraph::new(text).style(Style::new().add_modifier(Modifier::DIM)), crumb);
 }
 
@@ -306,4 +309,194 @@ pub fn role_style(role: Role, ok: bool) -> Style {
 
 pub fn selected() -> Style {
     Style::new().add_modifier(Modifier::REVERSED)
+}
+
+/// Something wrong with the store, said before anything else on the view
+/// that finds it: what it is, in words, and what fixes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alarm {
+    pub text: String,
+    /// The repair `r` plans for it, if the UI has one, and the command
+    /// line that does the same.
+    pub repair: Option<crate::triage::repair::Repair>,
+    pub command: Option<String>,
+    /// What to do when there is no repair from here.
+    pub advice: Option<String>,
+    /// Damage (red) rather than something to tidy (yellow).
+    pub damage: bool,
+}
+
+impl Alarm {
+    /// Damage (drawn red).
+    pub fn damage(text: String) -> Alarm {
+        Alarm { text, repair: None, command: None, advice: None, damage: true }
+    }
+    /// Something to tidy (drawn yellow).
+    pub fn notice(text: String) -> Alarm {
+        Alarm { damage: false, ..Alarm::damage(text) }
+    }
+    pub fn with_repair(self, repair: crate::triage::repair::Repair) -> Alarm {
+        Alarm { repair: Some(repair), ..self }
+    }
+    pub fn with_advice(self, advice: &str) -> Alarm {
+        Alarm { advice: Some(advice.to_string()), ..self }
+    }
+}
+
+/// `text` in lines of at most `width` columns, broken between words (a
+/// word longer than a line is cut into pieces).
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let width = width.max(8);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let mut word = word.to_string();
+        while word.width() > width {
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            let cut: String = word
+                .chars()
+                .scan(0, |w, c| {
+                    *w += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                    (*w <= width).then_some(c)
+                })
+                .collect();
+            word = word[cut.len()..].to_string();
+            lines.push(cut);
+        }
+        let room = if line.is_empty() { 0 } else { 1 };
+        if !line.is_empty() && line.width() + room + word.width() > width {
+            lines.push(std::mem::take(&mut line));
+        } else if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// The alarms as lines within `width` columns, at most `max_rows` of them:
+/// `✗` and the text, then `r` and the repair (on the first that has one)
+/// or the advice, indented under it. Alarms that do not fit are counted on
+/// the last row.
+pub fn alarm_lines(alarms: &[Alarm], width: u16, max_rows: usize, write: bool) -> Vec<Line<'static>> {
+    let inner = usize::from(width).saturating_sub(2);
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut offered = false;
+    for (i, a) in alarms.iter().enumerate() {
+        let colour = if a.damage { Color::Red } else { Color::Yellow };
+        let mut block: Vec<Line<'static>> = Vec::new();
+        for (k, piece) in wrap_words(&a.text, inner).into_iter().enumerate() {
+            let mark = if k > 0 {
+                "  "
+            } else if a.damage {
+                "✗ "
+            } else {
+                "! "
+            };
+            block.push(Line::styled(
+                format!("{mark}{piece}"),
+                Style::new().fg(colour).add_modifier(Modifier::BOLD),
+            ));
+        }
+        let next = match (&a.repair, offered && write) {
+            (Some(r), false) if write => Some(format!("r: {} (shows the plan first)", repair_words(r))),
+            (Some(r), _) => {
+                Some(format!("{}: {}", repair_words(r), a.command.as_deref().unwrap_or_default()))
+            }
+            (None, _) => None,
+        };
+        offered |= a.repair.is_some();
+        for piece in next.iter().chain(a.advice.iter()).flat_map(|t| wrap_words(t, inner.saturating_sub(2))) {
+            block.push(Line::styled(format!("  {piece}"), Style::new().add_modifier(Modifier::DIM)));
+        }
+        let left = alarms.len() - i;
+        let avail = max_rows.saturating_sub(out.len() + usize::from(left > 1));
+        if avail < 2 {
+            let more = format!("  … and {left} more (Triage lists every finding)");
+            out.push(Line::styled(more, Style::new().fg(colour)));
+            break;
+        }
+        out.extend(cut_block(block, avail, text_rows(&a.text, inner)));
+    }
+    out
+}
+
+fn text_rows(text: &str, width: usize) -> usize {
+    wrap_words(text, width).len()
+}
+
+/// An alarm's lines within `avail` rows: its text cut short (its last row
+/// ending in `…`) so the line that says what to do stays.
+fn cut_block(mut block: Vec<Line<'static>>, avail: usize, text_rows: usize) -> Vec<Line<'static>> {
+    if block.len() <= avail {
+        return block;
+    }
+    let tail = block.split_off(text_rows);
+    let keep_tail = tail.len().min(avail.saturating_sub(1));
+    block.truncate(avail - keep_tail);
+    if let Some(last) = block.last_mut() {
+        let style = last.style;
+        let text: String = last.spans.iter().map(|s| s.content.as_ref()).collect();
+        let width = unicode_width::UnicodeWidthStr::width(text.as_str());
+        *last =
+            Line::styled(crate::sparql::display::fit(&format!("{text} …"), width.max(3)).into_owned(), style);
+    }
+    block.extend(tail.into_iter().take(keep_tail));
+    block
+}
+
+/// What a repair does, in a few words (the Triage and Store views).
+pub fn repair_words(r: &crate::triage::repair::Repair) -> String {
+    use crate::triage::repair::Repair;
+    match r {
+        Repair::TruncateTornTail => "cut the torn tail off the log".into(),
+        Repair::ResetCurrent => "point `current` at the newest complete version".into(),
+        Repair::RebuildSidecars(v) => format!("rebuild the sidecars of {v} from its base"),
+        Repair::RestoreFooter(v) => format!("put back the footer of {v}/data.cottas from its copy"),
+        Repair::CleanLeftovers => "remove the leftovers of interrupted operations".into(),
+    }
+}
+
+/// `/` in a list: only the rows whose text holds the words typed (case
+/// aside) are shown, and moves, clicks and Enter count among them; Esc
+/// shows every row again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListFilter(Option<String>);
+
+impl ListFilter {
+    /// Sets the filter (an empty text clears it).
+    pub fn set(&mut self, text: &str) {
+        let text = text.trim();
+        self.0 = (!text.is_empty()).then(|| text.to_lowercase());
+    }
+    pub fn clear(&mut self) -> bool {
+        self.0.take().is_some()
+    }
+    pub fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+    /// Whether a row reading `text` is shown: every word of the filter is
+    /// in it.
+    pub fn keeps(&self, text: &str) -> bool {
+        let Some(f) = &self.0 else { return true };
+        let text = text.to_lowercase();
+        f.split_whitespace().all(|w| text.contains(w))
+    }
+    /// The indexes of `rows` shown.
+    pub fn shown<T>(&self, rows: &[T], text: impl Fn(&T) -> String) -> Vec<usize> {
+        (0..rows.len()).filter(|&i| self.keeps(&text(&rows[i]))).collect()
+    }
+    /// For a list's title: `: 3 of 40 match "torn" (Esc: all)`.
+    pub fn title(&self, shown: usize, all: usize) -> String {
+        match &self.0 {
+            Some(f) => format!(": {shown} of {all} match \"{f}\" (Esc: all)"),
+            None => String::new(),
+        }
+    }
 }

@@ -3,12 +3,14 @@
 use humansize::{format_size, BINARY};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Borders, Paragraph, Row, Sparkline, Table};
 use ratatui::Frame;
 
-use super::selected;
-use ratatui::crossterm::event::KeyEvent;
+use super::{selected, Alarm};
+use crate::triage::repair::Repair;
+use crate::triage::verify::Severity;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use crate::tui::action::Action;
 use crate::tui::state::{App, RowGroups};
@@ -26,21 +28,32 @@ pub enum StoreMove {
     Select(usize),
     /// Show the files of the selected version.
     OpenFiles,
+    /// Plan the repair of the first alarm that has one.
+    Repair(Repair),
     Nothing,
 }
 
 pub fn bindings() -> Vec<(&'static str, &'static str)> {
-    vec![("Enter", "files of version"), ("g/G", "first/last")]
+    vec![("Enter", "files of version"), ("r", "repair damage"), ("g/G", "first/last")]
 }
 
-pub fn key(_: KeyEvent) -> Option<Action> {
-    None
+pub fn key(k: KeyEvent) -> Option<Action> {
+    match k.code {
+        KeyCode::Char('r') => Some(Action::RepairSelected),
+        _ => None,
+    }
 }
 
 impl StoreView {
     /// The store view's part of an action over `versions` versions; `None`
     /// when the action is not its own.
-    pub fn update(&self, action: &Action, versions: usize) -> Option<StoreMove> {
+    pub fn update(
+        &self,
+        action: &Action,
+        versions: usize,
+        above: u16,
+        first_repair: Option<Repair>,
+    ) -> Option<StoreMove> {
         let to = |delta: isize| {
             let next = super::move_sel(self.sel, versions, delta);
             if next == self.sel {
@@ -55,7 +68,11 @@ impl StoreView {
             Action::Top => to(isize::MIN / 2),
             Action::Bottom => to(isize::MAX / 2),
             Action::Enter => StoreMove::OpenFiles,
-            Action::Click { row, .. } => match super::list_index(*row, INFO_ROWS) {
+            Action::RepairSelected => match first_repair {
+                Some(r) => StoreMove::Repair(r),
+                None => StoreMove::Nothing,
+            },
+            Action::Click { row, .. } => match super::list_index(*row, above) {
                 Some(i) if i < versions => StoreMove::Select(i),
                 _ => return None,
             },
@@ -64,34 +81,125 @@ impl StoreView {
     }
 }
 
-/// The summary above the versions list (clicks on the list count from it).
-const INFO_ROWS: u16 = 4;
-
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
+    let lines = info_lines(app, area.width, area.height);
+    let info_h = lines.len() as u16;
+    let chart_h = match 9.min(area.height.saturating_sub(info_h + 5)) {
+        h if h >= 6 => h,
+        _ => 0,
+    };
     let [info, list, chart_area] =
-        Layout::vertical([Constraint::Length(INFO_ROWS), Constraint::Min(5), Constraint::Length(9)])
+        Layout::vertical([Constraint::Length(info_h), Constraint::Min(5), Constraint::Length(chart_h)])
             .areas(area);
-    render_info(f, info, app);
+    f.render_widget(Paragraph::new(lines), info);
     render_versions(f, list, app);
-    render_row_groups(f, chart_area, app);
+    if chart_h >= 6 {
+        render_row_groups(f, chart_area, app);
+    }
 }
 
-/// The chunk, where `current` points, and any debris.
-fn render_info(f: &mut Frame, info: Rect, app: &App) {
-    let current = match (&app.listing, &app.listing_error) {
-        (_, Some(e)) => Line::styled(format!("cannot list versions: {e}"), Style::new().fg(Color::Red)),
+/// Rows above the versions list in a view `width` × `height` (clicks on
+/// the list count from it).
+pub fn info_rows(app: &App, width: u16, height: u16) -> u16 {
+    info_lines(app, width, height).len() as u16
+}
+
+/// Damage first (each thing wrong and what fixes it), then the chunk, where
+/// `current` points and the log.
+fn info_lines(app: &App, width: u16, height: u16) -> Vec<Line<'static>> {
+    // Damage before the chart: the alarms may take the chart's rows; the
+    // three lines below them and the versions list (header and two rows)
+    // keep theirs.
+    let max_alarm_rows = usize::from(height.saturating_sub(9)).max(3);
+    let mut lines = super::alarm_lines(&alarms(app), width, max_alarm_rows, app.write);
+    lines.push(Line::from(format!("chunk {}", app.chunk.display())));
+    lines.push(current_line(app));
+    lines.push(log_line(app));
+    lines
+}
+
+/// What is wrong with the chunk, worst first, from what the workers found:
+/// a version that does not open (the current one first), `current`,
+/// leftovers of interrupted operations, what the last verify found, the
+/// log's tail. Each with the repair `r` plans and its command line.
+pub fn alarms(app: &App) -> Vec<Alarm> {
+    let chunk_prefix = format!("{}/", app.chunk.display());
+    let short = |text: &str| text.replace(&chunk_prefix, "");
+    let mut out = Vec::new();
+    if let Some(e) = &app.listing_error {
+        out.push(Alarm::damage(format!("cannot list versions: {}", short(e))));
+    }
+    if let Some(l) = &app.listing {
+        let mut damaged: Vec<_> = l.versions.iter().filter(|v| v.problem.is_some()).collect();
+        damaged.sort_by_key(|v| !v.is_current);
+        for v in damaged {
+            let problem = short(v.problem.as_deref().unwrap_or_default());
+            let problem = problem.strip_prefix(&format!("{}/", v.name)).unwrap_or(&problem).to_string();
+            let current = if v.is_current { " (current)" } else { "" };
+            let alarm = Alarm::damage(format!("{}{current} does not open: {problem}", v.name));
+            out.push(if v.footer_restorable {
+                alarm.with_repair(Repair::RestoreFooter(v.name.clone()))
+            } else if v.is_current && l.versions.iter().any(|o| o.complete && o.name != v.name) {
+                alarm.with_repair(Repair::ResetCurrent)
+            } else {
+                alarm.with_advice("Triage (v) verifies every file and names the next step")
+            });
+        }
+        if l.current.is_none() && l.versions.iter().any(|v| v.complete) {
+            let text = "no `current` link: readers use the highest complete version";
+            out.push(Alarm::damage(text.into()).with_repair(Repair::ResetCurrent));
+        }
+        let dead: Vec<_> = l.debris.iter().filter(|d| d.live_pid.is_none()).collect();
+        if !dead.is_empty() {
+            let bytes: u64 = dead.iter().map(|d| d.bytes).sum();
+            let names: Vec<String> = dead
+                .iter()
+                .map(|d| format!("{} ({})", short(&d.path.display().to_string()), d.what))
+                .collect();
+            let text = format!(
+                "{} of interrupted operations, {}: {}",
+                crate::text::plural(dead.len(), "leftover", "leftovers"),
+                format_size(bytes, BINARY),
+                names.join(", ")
+            );
+            out.push(Alarm::notice(text).with_repair(Repair::CleanLeftovers));
+        }
+    }
+    if let Some(report) = app.triage.report().filter(|r| r.errors() > 0) {
+        let errors = report.findings.iter().filter(|f| f.severity == Severity::Error);
+        let mut files: Vec<&str> = errors.clone().map(|f| f.file.as_str()).collect();
+        files.dedup();
+        let found = crate::text::plural(report.errors(), "error", "errors");
+        let alarm = Alarm::damage(format!("verify found {found} in {}", files.join(", ")));
+        let alarm = alarm.with_advice("Triage lists each finding with its repair");
+        out.push(match errors.filter_map(Repair::for_finding).next() {
+            Some(r) => alarm.with_repair(r),
+            None => alarm,
+        });
+    }
+    match app.log.as_ref().map(|ix| (&ix.error, ix.damage_summary())) {
+        Some((Some(e), _)) => out.push(Alarm::damage(format!("log: {}", short(e)))),
+        Some((None, Some(damage))) => {
+            out.push(Alarm::damage(format!("log: {damage}")).with_repair(Repair::TruncateTornTail))
+        }
+        _ => {}
+    }
+    for a in &mut out {
+        a.command = a.repair.as_ref().map(|r| r.command(&app.chunk));
+    }
+    out
+}
+
+fn current_line(app: &App) -> Line<'static> {
+    match (&app.listing, &app.listing_error) {
+        (_, Some(_)) => Line::styled("versions: not listed (see above)", Style::new().fg(Color::Red)),
         (Some(l), None) => match &l.current {
             Some(c) => {
                 let complete = l.versions.iter().any(|v| &v.name == c && v.complete);
                 let style =
                     if complete { Style::new().fg(Color::Green) } else { Style::new().fg(Color::Red) };
-                Line::styled(
-                    format!(
-                        "current -> {c}  ({})",
-                        if complete { "complete" } else { "NOT a complete version" }
-                    ),
-                    style,
-                )
+                let what = if complete { "complete" } else { "NOT a complete version" };
+                Line::styled(format!("current -> {c}  ({what})"), style)
             }
             None => Line::styled(
                 "no `current` link: readers use the highest complete version",
@@ -99,31 +207,18 @@ fn render_info(f: &mut Frame, info: Rect, app: &App) {
             ),
         },
         (None, None) => Line::from("loading…"),
-    };
-    let debris = app.listing.as_ref().map_or(0, |l| l.debris.len());
-    let mut lines = vec![Line::from(format!("chunk {}", app.chunk.display())), current, log_line(app)];
-    if debris > 0 {
-        lines.push(Line::styled(
-            format!("{debris} leftovers of interrupted operations (see `cottas-tui versions`)"),
-            Style::new().fg(Color::Yellow),
-        ));
     }
-    f.render_widget(Paragraph::new(lines), info);
 }
 
-/// The log as the on-call reader needs it first: how much the current
-/// version still folds in on every open, and any damage at its end.
+/// The log as the on-call reader needs it: how much the current version
+/// still folds in on every open (damage at its end is an alarm above).
 fn log_line(app: &App) -> Line<'static> {
     let Some(ix) = &app.log else { return Line::from("log: indexing…") };
-    if let Some(e) = &ix.error {
-        return Line::styled(format!("log: {e}"), Style::new().fg(Color::Red));
+    if ix.error.is_some() {
+        return Line::styled("log: does not read (see above)", Style::new().fg(Color::Red));
     }
     let current = app.listing.as_ref().and_then(|l| l.current.clone()).unwrap_or_else(|| "the base".into());
-    let mut spans = vec![Span::raw(ix.summary(&current, app.current_visibility()))];
-    if let Some(damage) = ix.damage_summary() {
-        spans.push(Span::styled(format!("  {damage}"), Style::new().fg(Color::White).bg(Color::Red)));
-    }
-    Line::from(spans)
+    Line::from(ix.summary(&current, app.current_visibility()))
 }
 
 fn render_versions(f: &mut Frame, list: Rect, app: &App) {
@@ -141,7 +236,7 @@ fn render_versions(f: &mut Frame, list: Rect, app: &App) {
                 v.marker.map_or("none".into(), |m| m.to_string()),
                 format_size(v.bytes, BINARY),
                 v.created.clone().unwrap_or_default(),
-                v.problem.clone().unwrap_or_else(|| "complete".into()),
+                if v.problem.is_some() { "✗ damaged".into() } else { "complete".to_string() },
             ]);
             let r = if v.problem.is_some() { r.style(Style::new().fg(Color::Red)) } else { r };
             if i == app.store.sel {

@@ -19,10 +19,12 @@ use crate::tui::state::App;
 
 /// What happened to the chunk while the UI watched: compactions started,
 /// the epochs they fold, batches appended meanwhile, the flip of
-/// `current`, what was carried. Newest last.
+/// `current`, what was carried. Newest last. A progress count (batches
+/// appended while compacting) is one line updated in place, so the
+/// milestones around it stay on screen.
 #[derive(Debug, Default)]
 pub struct TimelineView {
-    pub events: Vec<(Instant, String)>,
+    pub events: Vec<Event>,
     /// The epochs the running compaction folds: (old marker, new marker).
     pub folding: Option<(Option<u64>, u64)>,
     /// Batches in the log when the compaction started folding, so the ones
@@ -30,17 +32,45 @@ pub struct TimelineView {
     pub count_at_start: usize,
     /// Batches appended while compacting, as last counted.
     pub appended: usize,
+    /// Events scrolled back from the newest (0: the newest at the bottom).
+    pub scroll: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub at: Instant,
+    pub text: String,
+    /// A count that the next report replaces (not a milestone).
+    pub progress: bool,
 }
 
 /// Events kept (older ones are dropped).
-const EVENTS: usize = 50;
+const EVENTS: usize = 200;
 
 impl TimelineView {
+    /// A milestone: a new line.
     pub fn event(&mut self, text: String) {
         if self.events.len() == EVENTS {
             self.events.remove(0);
         }
-        self.events.push((Instant::now(), text));
+        self.events.push(Event { at: Instant::now(), text, progress: false });
+    }
+
+    /// A count: replaces the running compaction's last count, if it is the
+    /// newest line or follows only other counts; else a new line.
+    fn count(&mut self, text: String) {
+        match self.events.last_mut() {
+            Some(e) if e.progress => {
+                e.text = text;
+                e.at = Instant::now();
+            }
+            _ => {
+                self.event(text);
+                if let Some(e) = self.events.last_mut() {
+                    e.progress = true;
+                }
+            }
+        }
     }
 
     /// A compaction's progress: the first one names the epochs it folds.
@@ -60,7 +90,8 @@ impl TimelineView {
     }
 
     /// A new log index while compacting: batches that were not there when
-    /// folding began were appended meanwhile (the swap carries them).
+    /// folding began were appended meanwhile (a finished compaction carries
+    /// them into its new log; a cancelled one leaves them where they are).
     pub fn reindexed(&mut self, log: &crate::store::log::index::LogIndex) {
         if self.folding.is_none() {
             return;
@@ -69,13 +100,30 @@ impl TimelineView {
         if appended > self.appended {
             self.appended = appended;
             let appended = plural(appended, "batch", "batches");
-            self.event(format!("{appended} appended while compacting: carried into the new log"));
+            self.count(format!("{appended} appended while compacting"));
         }
     }
 
-    pub fn finished(&mut self, text: String) {
-        self.folding = None;
+    /// The end of a compaction: the count line says what became of the
+    /// batches appended meanwhile (`carried`: the compaction published),
+    /// then the milestone.
+    pub fn finished(&mut self, text: String, carried: bool) {
+        if self.folding.take().is_some() && self.appended > 0 {
+            let appended = plural(self.appended, "batch", "batches");
+            let fate = if carried { "carried into the new log" } else { "left in the log as they were" };
+            self.count(format!("{appended} appended while compacting: {fate}"));
+            if let Some(e) = self.events.last_mut() {
+                e.progress = false;
+            }
+        }
+        self.appended = 0;
         self.event(text);
+    }
+
+    /// Moves the events pane `delta` lines back (up) or forward.
+    pub fn scroll_by(&mut self, delta: isize) {
+        let most = self.events.len().saturating_sub(1) as isize;
+        self.scroll = (self.scroll as isize + delta).clamp(0, most) as usize;
     }
 }
 
@@ -96,9 +144,13 @@ pub fn key(k: KeyEvent) -> Option<Action> {
 }
 
 pub fn render(f: &mut Frame, area: Rect, app: &App) {
-    let events = app.timeline.events.len().min(6) as u16;
+    let gauge_h = if app.compaction.is_some() { 3 } else { 0 };
+    // The events take the room the epochs chart does not need (it keeps
+    // eight rows), and at least six lines when there are that many.
+    let room = area.height.saturating_sub(gauge_h + 8).max(6);
+    let events = (app.timeline.events.len() as u16).min(room.saturating_sub(2));
     let [gauge, body, log] = Layout::vertical([
-        Constraint::Length(if app.compaction.is_some() { 3 } else { 0 }),
+        Constraint::Length(gauge_h),
         Constraint::Min(3),
         Constraint::Length(if events > 0 { events + 2 } else { 0 }),
     ])
@@ -112,27 +164,32 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     }
 }
 
-/// The newest events, with how long ago each happened.
+/// The events that fit, the newest at the bottom unless scrolled back,
+/// with how long ago each happened.
 fn render_events(f: &mut Frame, area: Rect, app: &App) {
     let shown = area.height.saturating_sub(2) as usize;
     let events = &app.timeline.events;
-    let lines: Vec<Line> = events[events.len().saturating_sub(shown)..]
+    let end = events.len().saturating_sub(app.timeline.scroll);
+    let start = end.saturating_sub(shown);
+    let lines: Vec<Line> = events[start..end]
         .iter()
-        .map(|(at, text)| {
-            let ago = at.elapsed().as_secs();
+        .map(|e| {
+            let ago = e.at.elapsed().as_secs();
             Line::from(vec![
                 ratatui::text::Span::styled(
                     format!("{ago:>4} s ago  "),
                     Style::new().add_modifier(Modifier::DIM),
                 ),
-                ratatui::text::Span::raw(text.clone()),
+                ratatui::text::Span::raw(e.text.clone()),
             ])
         })
         .collect();
-    f.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title("Events")),
-        area,
-    );
+    let title = if start > 0 || end < events.len() {
+        format!("Events {}–{} of {} (j/k scroll)", start + 1, end, events.len())
+    } else {
+        "Events".to_string()
+    };
+    f.render_widget(Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)), area);
 }
 
 /// A running compaction's gauge.

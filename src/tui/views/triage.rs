@@ -28,6 +28,8 @@ pub struct TriageView {
     /// before warnings, then by offset.
     order: Vec<usize>,
     pub sel: usize,
+    /// `/`: which findings are listed (`order` holds only those).
+    pub filter: super::ListFilter,
     pub running: Option<Running>,
     /// Why the last run could not run at all.
     pub error: Option<String>,
@@ -60,6 +62,7 @@ pub fn bindings(write: bool) -> Vec<(&'static str, &'static str)> {
     if write {
         b.push(("r", "repair"));
     }
+    b.push(("/", "filter"));
     b.push(("Esc", "back"));
     b
 }
@@ -69,6 +72,7 @@ pub fn key(k: KeyEvent) -> Option<Action> {
         KeyCode::Char('v') => Some(Action::Verify { deep: false }),
         KeyCode::Char('D') => Some(Action::Verify { deep: true }),
         KeyCode::Char('r') => Some(Action::RepairSelected),
+        KeyCode::Char('/') => Some(Action::OpenCmdline('/')),
         _ => None,
     }
 }
@@ -105,13 +109,39 @@ impl TriageView {
         self.running = None;
         match result {
             Ok(report) => {
-                self.order = display_order(&report.findings);
-                self.sel = self.sel.min(self.order.len().saturating_sub(1));
                 self.report = Some(report);
+                self.reorder();
                 self.error = None;
             }
             Err(e) => self.error = Some(e),
         }
+    }
+
+    /// The findings listed, in display order, those `/` keeps (by file,
+    /// check, message and next step); the selection kept in the list.
+    fn reorder(&mut self) {
+        let Some(report) = &self.report else { return };
+        let keeps = |f: &Finding| {
+            self.filter.keeps(&format!(
+                "{} {} {} {}",
+                f.file,
+                f.check,
+                f.message,
+                f.next.as_deref().unwrap_or("")
+            ))
+        };
+        self.order =
+            display_order(&report.findings).into_iter().filter(|&i| keeps(&report.findings[i])).collect();
+        self.sel = self.sel.min(self.order.len().saturating_sub(1));
+    }
+
+    /// `/TEXT`: only the findings that match; the first of them selected.
+    pub fn set_filter(&mut self, text: &str) -> String {
+        self.filter.set(text);
+        self.sel = 0;
+        self.reorder();
+        let all = self.report.as_ref().map_or(0, |r| r.findings.len());
+        format!("{} of {all} findings shown", self.order.len())
     }
 
     pub fn selected_finding(&self) -> Option<&Finding> {
@@ -137,6 +167,10 @@ impl TriageView {
             return inside.then_some(TriageMove::Nothing);
         }
         Some(match action {
+            Action::Back if self.filter.clear() => {
+                self.reorder();
+                TriageMove::Nothing
+            }
             Action::Verify { deep } => TriageMove::Verify(*deep),
             Action::Enter => {
                 let f = self.selected_finding()?;
@@ -305,6 +339,7 @@ fn render_findings(f: &mut Frame, area: Rect, app: &App) {
     let header =
         Row::new(["", "file", "offset", "check", "what"]).style(Style::new().add_modifier(Modifier::BOLD));
     let title = match t.report.as_ref() {
+        Some(r) if t.filter.is_on() => format!("Findings{}", t.filter.title(t.order.len(), r.findings.len())),
         Some(r) if !r.findings.is_empty() => format!("Findings ({})", r.findings.len()),
         _ => "Findings".to_string(),
     };
@@ -350,18 +385,10 @@ fn repair_line(finding: &Finding, write: bool) -> Line<'static> {
         (None, _) => Line::styled("no repair from the UI for this finding", dim),
         (Some(r), true) => Line::from(vec![
             Span::styled(" r ", Style::new().add_modifier(Modifier::REVERSED)),
-            Span::raw(format!(" {} (shows the plan first; a backup is kept)", describe(&r))),
+            Span::raw(format!(" {} (shows the plan first; a backup is kept)", super::repair_words(&r))),
         ]),
         (Some(r), false) => {
-            Line::styled(format!("{}: start with --write to repair from here", describe(&r)), dim)
+            Line::styled(format!("{}: start with --write to repair from here", super::repair_words(&r)), dim)
         }
-    }
-}
-
-fn describe(r: &Repair) -> String {
-    match r {
-        Repair::TruncateTornTail => "cut the torn tail off the log".into(),
-        Repair::ResetCurrent => "point `current` at the newest complete version".into(),
-        Repair::RebuildSidecars(v) => format!("rebuild the sidecars of {v} from its base"),
     }
 }
