@@ -234,3 +234,40 @@ fn log_follow_prints_batches_as_they_are_appended() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// Leftovers of interrupted operations: `verify` warns and suggests
+/// `gc --leftovers --yes`, which (run as printed) removes only them and
+/// keeps every version; without `--yes` it only lists them.
+#[test]
+fn gc_leftovers_removes_only_what_interrupted_operations_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = sample_store(dir.path());
+    update(&chunk, "INSERT DATA { <http://e/x> <http://e/p> \"1\" }");
+    assert!(run(&["compact"], &chunk).status.success());
+    let leftover = chunk.join(".v3.compact-tmp.999999999");
+    std::fs::create_dir(&leftover).unwrap();
+    std::fs::write(leftover.join("data.cottas"), b"half a version").unwrap();
+    let o = run(&["verify", "--json"], &chunk);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let debris =
+        v["findings"].as_array().unwrap().iter().find(|f| f["check"] == "debris").expect("a debris finding");
+    let next = debris["next"].as_str().unwrap();
+    assert_eq!(next, format!("cottas-tui gc {} --leftovers --yes", chunk.display()));
+
+    let dry = run(&["gc", "--leftovers"], &chunk);
+    assert!(dry.status.success(), "{}", text(&dry));
+    assert!(
+        text(&dry).contains("would remove") && text(&dry).contains(".v3.compact-tmp.999999999"),
+        "{}",
+        text(&dry)
+    );
+    assert!(leftover.exists(), "a dry run removes nothing");
+    let words: Vec<&str> = next.split(' ').skip(1).collect();
+    let o = bin().args(&words).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!leftover.exists());
+    assert!(chunk.join("v1").is_dir() && chunk.join("v2").is_dir(), "every version is kept");
+    assert!(run(&["verify"], &chunk).status.success());
+    let both = bin().args(["gc"]).arg(&chunk).args(["--leftovers", "--keep", "1"]).output().unwrap();
+    assert_eq!(both.status.code(), Some(2), "--leftovers and --keep are exclusive: {}", text(&both));
+}

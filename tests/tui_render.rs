@@ -1694,6 +1694,10 @@ fn the_decoder_pages_by_screens_and_jumps_to_structure_and_damage() {
     assert!(next > before, "{next}");
     press(&mut a, KeyCode::Char('['));
     assert!(a.decoder.as_ref().unwrap().cursor < next);
+    command(&mut a, ":goto 50%");
+    let len = a.decoder.as_ref().unwrap().bytes.len() as u64;
+    assert_eq!(a.decoder.as_ref().unwrap().cursor, len / 2, "{}", a.status);
+    command(&mut a, ":goto 0");
     press(&mut a, KeyCode::Char('!'));
     let d = a.decoder.as_ref().unwrap();
     assert_eq!(d.cursor, at, "{}", a.status);
@@ -1764,4 +1768,35 @@ fn go_to(a: &mut App, tab: Tab) {
         act(a, Action::NextTab);
     }
     panic!("no {tab:?} tab");
+}
+
+/// `/` in the Log view: the batches that hold the text are found on a
+/// worker (every batch decoded once), only they are listed, Enter expands
+/// the one selected, Esc lists every batch again.
+#[test]
+fn slash_filters_the_log_by_what_its_batches_hold() {
+    let (_d, store) = demo_store();
+    common::update(&store, "INSERT DATA { <https://example.org/needle> <https://example.org/p> 1 }");
+    let mut a = app(&store, false);
+    go_to(&mut a, Tab::Log);
+    let all = a.log.as_ref().unwrap().count;
+    assert!(all >= 3, "{all}");
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "needle");
+    press(&mut a, KeyCode::Enter);
+    assert!(a.status.contains(&format!("1 of {all} batches hold \"needle\"")), "{}", a.status);
+    for (w, h) in [(80, 24), (160, 45)] {
+        let t = text(&draw(&a, w, h));
+        assert!(t.contains(&format!("1 of {all} match \"needle\"")), "{w}×{h}: {t}");
+        let rows = t.lines().filter(|l| l.contains("visible") || l.contains("shadowed")).count();
+        assert_eq!(rows, 1, "{w}×{h}: {t}");
+    }
+    act(&mut a, Action::Enter);
+    let t = text(&draw(&a, 160, 45));
+    assert!(t.contains("https://example.org/needle"), "the batch's entries: {t}");
+    press(&mut a, KeyCode::Esc);
+    press(&mut a, KeyCode::Esc);
+    let t = text(&draw(&a, 160, 45));
+    let rows = t.lines().filter(|l| l.contains("visible") || l.contains("shadowed")).count();
+    assert_eq!(rows, all, "every batch again: {t}");
 }

@@ -108,7 +108,12 @@ pub fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
             (Tab::Corpus, _, Some(c)) => c.set_filter(needle),
             (Tab::Files, ..) => app.files.set_filter(needle),
             (Tab::Triage, ..) => app.triage.set_filter(needle),
-            _ => "`/` filters the Corpus, Files and Triage lists and searches the decoder".into(),
+            (Tab::Log, ..) if app.log_view.set_filter(needle) => {
+                app.status = format!("looking for \"{}\" in every batch…", needle.trim());
+                return vec![Effect::FilterLog(needle.trim().to_string())];
+            }
+            (Tab::Log, ..) => "every batch shown".into(),
+            _ => "`/` filters the Corpus, Files, Triage and Log lists and searches the decoder".into(),
         };
         return Vec::new();
     }
@@ -159,13 +164,24 @@ fn open(app: &mut App, arg: &str) -> Vec<Effect> {
     vec![Effect::OpenFile { path: p, at: None }]
 }
 
+/// `:goto 0x1f0`, `:goto 4096` or `:goto 50%` (of the file's length: the
+/// way across a file of gigabytes).
 fn goto(app: &mut App, arg: &str) {
-    let Some(offset) = parse_offset(arg) else {
-        app.status = format!("not an offset: {arg:?} (decimal or 0x hex)");
-        return;
-    };
     let Some(d) = app.decoder.as_mut() else {
         app.status = "open a file in the decoder first".into();
+        return;
+    };
+    let len = d.bytes.len() as u64;
+    let percent = arg.trim().strip_suffix('%').and_then(|p| p.trim().parse::<f64>().ok());
+    let offset = match percent {
+        Some(p) if (0.0..=100.0).contains(&p) => {
+            Some(((len as f64 * p / 100.0) as u64).min(len.saturating_sub(1)))
+        }
+        Some(_) => None,
+        None => parse_offset(arg),
+    };
+    let Some(offset) = offset else {
+        app.status = format!("not an offset: {arg:?} (decimal, 0x hex, or a percentage like 50%)");
         return;
     };
     match d.goto(offset, app.screen) {

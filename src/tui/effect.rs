@@ -56,6 +56,9 @@ pub enum Effect {
     Verify {
         deep: bool,
     },
+    /// The batches of the log whose offset, seq, epoch or entries hold
+    /// every word of the text (`/` in the Log view) → `Msg::LogFiltered`.
+    FilterLog(String),
     /// Find and summarise the chunks under a corpus root → `Msg::CorpusListed`.
     ListCorpus(PathBuf),
     /// Verify every chunk under a corpus root → `Msg::CorpusVerified`.

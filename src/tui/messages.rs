@@ -19,12 +19,27 @@ pub(super) fn worker_msg(app: &mut App, msg: Msg) -> Vec<Effect> {
             return app.selected_version_dir().map(Effect::LoadVersion).into_iter().collect();
         }
         Msg::VersionLoaded(details) => app.apply_version(*details),
+        Msg::LogFiltered(text, found) => match found {
+            // A filter typed since has its own search on the way.
+            Ok(m) if app.log_view.filter.keeps_only(&text) => {
+                let all = app.log.as_ref().map_or(0, |l| l.count);
+                app.status = format!("{} of {all} batches hold \"{text}\"", m.len());
+                app.log_view.filtered(m);
+            }
+            Ok(_) => {}
+            Err(e) => app.status = format!("filtering the log failed: {e}"),
+        },
         Msg::LogIndexed(ix) => {
+            let grew = app.log.as_ref().is_none_or(|old| old.count != ix.count || old.len != ix.len);
             app.log_view.reindexed(ix.count);
             if app.compaction.is_some() {
                 app.timeline.reindexed(&ix);
             }
             app.log = Some(*ix);
+            // A filtered list follows the log: its batches are looked for again.
+            if let Some(text) = app.log_view.filter.text().filter(|_| grew) {
+                return vec![Effect::FilterLog(text.to_string())];
+            }
         }
         Msg::Opened(Ok(d), at) => opened(app, *d, at),
         Msg::Opened(Err(e), _) => app.status = e,

@@ -18,6 +18,7 @@ use super::state::{App, Confirm, Decoder, Observed, Pending, QueryTable, Repair,
 use super::views::triage::FileStatus;
 use crate::compact::{self, CompactOptions, CompactProgress};
 use crate::corpus::{self, ChunkSummary};
+use crate::format::deltalog::BatchFrame;
 use crate::sparql::dataset::StoreDataset;
 use crate::sparql::limits::{on_request_stack, spawn_request_thread};
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
@@ -67,6 +68,8 @@ pub enum Msg {
     CorpusListed(Result<Vec<ChunkSummary>, String>),
     /// Each chunk's errors and warnings.
     CorpusVerified(Vec<(PathBuf, FileStatus)>),
+    /// The numbers of the log's batches that match a filter's text.
+    LogFiltered(String, Result<Vec<usize>, String>),
     /// A plan to confirm, or why there is nothing to confirm.
     Planned(Result<Confirm, String>),
     /// Rows of the running query as they are produced (in order; the rest
@@ -169,6 +172,7 @@ pub fn perform(ctx: &Context, effect: Effect, tx: &Sender<Msg>) {
         }
         Effect::OpenFile { path, at } => Msg::Opened(load::open_file(&path).map(Box::new), at),
         Effect::Namespaces => Msg::Namespaces(load::namespaces(chunk)),
+        Effect::FilterLog(text) => Msg::LogFiltered(text.clone(), filter_log(chunk, &text)),
         Effect::ReadSnapshot => Msg::SnapshotRead(ctx.snapshot().map(drop)),
         Effect::Query { text, token } => Msg::QueryDone(query_table(ctx, &text, token, tx)),
         Effect::Export { text, out, format } => Msg::Exported(export(ctx, &text, &out, format)),
@@ -302,6 +306,34 @@ fn plan_repair(chunk: &Path, kind: Repair) -> Result<Confirm, String> {
             kind.command(chunk),
         ),
         then: Pending::Repair(kind),
+    })
+}
+
+/// The numbers of the batches whose row or entries hold every word of
+/// `text`: one pass over the log, a batch at a time.
+fn filter_log(chunk: &Path, text: &str) -> Result<Vec<usize>, String> {
+    let path = chunk.join(crate::store::versions::layout::LOG);
+    let Some(bytes) = crate::store::log::Log::read_bytes(&path).map_err(|e| e.to_string())? else {
+        return Ok(Vec::new());
+    };
+    let mut filter = super::views::ListFilter::default();
+    filter.set(text);
+    let keeps = |f: &BatchFrame| {
+        let entries: Vec<String> = f.batch.entries.iter().map(|e| e.describe()).collect();
+        filter.keeps(&format!("{} {} {} {}", f.offset, f.batch.seq, f.batch.epoch, entries.join(" ")))
+    };
+    let mut kept = Vec::new();
+    let mut n = 0;
+    let scanned = crate::store::log::Log::scan(&path, &bytes, &mut |f| {
+        if keeps(&f) {
+            kept.push(n);
+        }
+        n += 1;
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(match scanned.legacy {
+        Some(frames) => frames.iter().enumerate().filter(|(_, f)| keeps(f)).map(|(i, _)| i).collect(),
+        None => kept,
     })
 }
 

@@ -292,7 +292,7 @@ pub fn bindings() -> Vec<(&'static str, &'static str)> {
         ("]/[", "next/prev structure"),
         ("!", "next damage"),
         ("PgDn/PgUp", "a screen of bytes"),
-        (":goto", "offset"),
+        (":goto", "offset or %"),
         ("Esc", "back"),
     ]
 }
@@ -362,11 +362,10 @@ impl Decoder {
         format!("byte {} of {len} ({}%)  {name}", self.cursor, self.cursor * 100 / len)
     }
 
-    /// `]`/`[`: the start of the next (or previous) structure, a node of
-    /// the tree's first two levels (a batch, a row group's chunk, a
-    /// section, an element of a windowed file).
+    /// `]`/`[`: the start of the next (or previous) structure, a node at
+    /// the top of the tree (a batch, a row group, the footer, a section).
     fn next_structure(&mut self, forward: bool, layout: Screen) -> String {
-        let starts = self.tree.nodes.iter().filter(|n| n.depth <= 1).map(|n| n.range.start);
+        let starts = self.tree.nodes.iter().filter(|n| n.depth == 0).map(|n| n.range.start);
         let target = if forward {
             starts.filter(|&s| s > self.cursor).min()
         } else {

@@ -10,7 +10,7 @@ use super::list_rows;
 use crate::store::log::writer::count_ops;
 use crate::store::log::BatchState;
 use crate::text::plural;
-use ratatui::crossterm::event::KeyEvent;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
 use crate::tui::action::Action;
 use crate::tui::state::App;
@@ -19,25 +19,38 @@ use crate::tui::state::App;
 /// expanded to its entries.
 #[derive(Debug, Default)]
 pub struct LogView {
+    /// Rows of the list: batch numbers, or places in `matches` while a
+    /// filter is on.
     pub sel: usize,
     pub top: usize,
     pub expanded: Option<usize>,
+    /// `/`: the text, and the numbers of the batches that hold it (found on
+    /// a worker; `None` until they arrive).
+    pub filter: super::ListFilter,
+    pub matches: Option<Vec<usize>>,
 }
 
 pub fn bindings() -> Vec<(&'static str, &'static str)> {
-    vec![("Enter", "expand batch"), ("PgUp/PgDn", "page"), ("g/G", "first/last")]
+    vec![("Enter", "expand batch"), ("PgUp/PgDn", "page"), ("g/G", "first/last"), ("/", "filter")]
 }
 
-/// The log view has no keys beyond the common ones.
-pub fn key(_: KeyEvent) -> Option<Action> {
-    None
+pub fn key(k: KeyEvent) -> Option<Action> {
+    match k.code {
+        KeyCode::Char('/') => Some(Action::OpenCmdline('/')),
+        _ => None,
+    }
 }
 
 impl LogView {
     /// The log view's part of an action, over a log of `count` batches with
     /// `page` rows on screen. Returns whether it used the action.
     pub fn update(&mut self, action: &Action, count: usize, page: usize) -> bool {
+        let count = self.matches.as_ref().map_or(count, Vec::len);
         match action {
+            Action::Back if self.filter.clear() => {
+                self.matches = None;
+                (self.sel, self.top, self.expanded) = (0, 0, None);
+            }
             Action::Up(n) => self.step(-(*n as isize), count, page),
             Action::Down(n) => self.step(*n as isize, count, page),
             Action::Top => self.step(isize::MIN / 2, count, page),
@@ -68,8 +81,24 @@ impl LogView {
 
     /// A new index of `count` batches: the selection stays inside it.
     pub fn reindexed(&mut self, count: usize) {
+        let count = self.matches.as_ref().map_or(count, Vec::len);
         self.sel = self.sel.min(count.saturating_sub(1));
         self.top = self.top.min(self.sel);
+    }
+
+    /// `/TEXT`: the batches that match are looked for on a worker; an
+    /// empty text shows every batch again. Whether to look.
+    pub fn set_filter(&mut self, text: &str) -> bool {
+        self.filter.set(text);
+        self.matches = None;
+        (self.sel, self.top, self.expanded) = (0, 0, None);
+        self.filter.is_on()
+    }
+
+    /// The batches that match, from the worker (for the filter still on).
+    pub fn filtered(&mut self, matches: Vec<usize>) {
+        self.matches = Some(matches);
+        (self.sel, self.top, self.expanded) = (0, 0, None);
     }
 }
 
@@ -91,14 +120,25 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
         ),
         Style::new().add_modifier(Modifier::BOLD),
     )];
-    let window = ix.window(app.log_view.top, rows);
-    for (k, frame) in window.iter().enumerate() {
+    let view = &app.log_view;
+    let window: Vec<(usize, Result<crate::format::deltalog::BatchFrame, String>)> = match &view.matches {
+        // A filter's batches are one here, one there: decoded one by one.
+        Some(m) => m
+            .iter()
+            .skip(view.top)
+            .take(rows)
+            .filter_map(|&b| ix.window(b, 1).into_iter().next().map(|f| (b, f)))
+            .collect(),
+        None => ix.window(view.top, rows).into_iter().enumerate().map(|(k, f)| (view.top + k, f)).collect(),
+    };
+    let shown_count = view.matches.as_ref().map_or(ix.count, Vec::len);
+    for (k, (i, frame)) in window.iter().enumerate() {
         if lines.len() > rows {
             break;
         }
-        let i = app.log_view.top + k;
+        let (row, i) = (view.top + k, *i);
         let style =
-            if i == app.log_view.sel { Style::new().add_modifier(Modifier::REVERSED) } else { Style::new() };
+            if row == view.sel { Style::new().add_modifier(Modifier::REVERSED) } else { Style::new() };
         match frame {
             Ok(fr) => {
                 let (a, r, g) = count_ops(&fr.batch.entries);
@@ -114,7 +154,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
                     ),
                     style,
                 ));
-                if app.log_view.expanded == Some(i) {
+                if view.expanded == Some(row) {
                     for e in &fr.batch.entries {
                         lines.push(Line::from(format!("            {}", e.describe())));
                     }
@@ -123,7 +163,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
             Err(e) => lines.push(Line::styled(format!("  batch {i}: {e}"), style.fg(Color::Red))),
         }
     }
-    let at_end = app.log_view.top + window.len() >= ix.count;
+    let at_end = view.matches.is_none() && view.top + window.len() >= ix.count;
     if let (true, Some((off, len, why))) = (at_end, ix.leftover()) {
         let what = match ix.tail.hidden() {
             [] => "TORN TAIL / LEFTOVER".to_string(),
@@ -146,11 +186,15 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     if let Some(e) = &ix.error {
         lines.push(Line::styled(e.clone(), Style::new().fg(Color::Red)));
     }
-    let title = format!(
-        "Delta log — {}, {}, marker {}",
-        plural(ix.count, "batch", "batches"),
-        plural(ix.len, "byte", "bytes"),
-        seen.marker().map_or("none".into(), |m| m.to_string())
-    );
+    let title = match (&view.matches, view.filter.is_on()) {
+        (_, true) if view.matches.is_none() => "Delta log: filtering…".to_string(),
+        (Some(_), true) => format!("Delta log{}", view.filter.title(shown_count, ix.count)),
+        _ => format!(
+            "Delta log — {}, {}, marker {}",
+            plural(ix.count, "batch", "batches"),
+            plural(ix.len, "byte", "bytes"),
+            seen.marker().map_or("none".into(), |m| m.to_string())
+        ),
+    };
     f.render_widget(Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)), area);
 }

@@ -488,6 +488,14 @@ impl ListFilter {
         let text = text.to_lowercase();
         f.split_whitespace().all(|w| text.contains(w))
     }
+    /// The filter's text, when one is on.
+    pub fn text(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+    /// Whether the filter is on and is `text` (after trimming and case).
+    pub fn keeps_only(&self, text: &str) -> bool {
+        self.0.as_deref() == Some(text.trim().to_lowercase().as_str())
+    }
     /// The indexes of `rows` shown.
     pub fn shown<T>(&self, rows: &[T], text: impl Fn(&T) -> String) -> Vec<usize> {
         (0..rows.len()).filter(|&i| self.keeps(&text(&rows[i]))).collect()
