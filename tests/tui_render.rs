@@ -1800,3 +1800,28 @@ fn slash_filters_the_log_by_what_its_batches_hold() {
     let rows = t.lines().filter(|l| l.contains("visible") || l.contains("shadowed")).count();
     assert_eq!(rows, all, "every batch again: {t}");
 }
+
+/// `/` in the Store view lists only the versions that match and moves the
+/// selection (and the Files view) onto one of them; Esc lists all again.
+#[test]
+fn slash_filters_the_versions() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    assert_eq!(a.listing.as_ref().unwrap().versions[a.store.sel].name, "v2");
+    press(&mut a, KeyCode::Char('/'));
+    type_text(&mut a, "v1");
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(a.listing.as_ref().unwrap().versions[a.store.sel].name, "v1", "{}", a.status);
+    for (w, h) in [(80, 24), (160, 45)] {
+        let t = text(&draw(&a, w, h));
+        assert!(
+            t.contains("1 of 2 match \"v1\"") && !t.lines().any(|l| l.starts_with("│v2")),
+            "{w}×{h}: {t}"
+        );
+    }
+    act(&mut a, Action::Down(1));
+    assert_eq!(a.listing.as_ref().unwrap().versions[a.store.sel].name, "v1", "moves stay among the shown");
+    press(&mut a, KeyCode::Esc);
+    let t = text(&draw(&a, 80, 24));
+    assert!(t.lines().any(|l| l.starts_with("│v2")) && !t.contains("match"), "{t}");
+}

@@ -365,3 +365,28 @@ fn quitting_during_a_compaction_asks_and_cleans_up() {
     assert_eq!(std::fs::read_link(store.join("current")).unwrap(), Path::new("v2"));
     common::assert_no_compaction_leftovers(&store);
 }
+
+/// Moving around a file in the decoder at 160×45: `:goto 50%`, PgDn by a
+/// screen of bytes, the position in the status line.
+#[test]
+fn the_decoder_moves_by_screens_and_percentages_at_the_keyboard() {
+    if !have_tmux() {
+        return;
+    }
+    let (_dir, store) = demo_store();
+    let s = start(&store, "");
+    Command::new("tmux").args(["resize-window", "-t", &s.0, "-x", "160", "-y", "45"]).status().unwrap();
+    s.wait_for("current -> v2");
+    s.command(":open v2/data.cottas");
+    s.wait_for("data.cottas —");
+    let len = std::fs::metadata(store.join("v2/data.cottas")).unwrap().len();
+    s.command(":goto 50%");
+    s.keys(&["PageDown"]);
+    let screen = s.wait_for(&format!(" of {len} ("));
+    let at: u64 = screen
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("byte ").and_then(|r| r.split(' ').next()?.parse().ok()))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(at > len / 2 + 16 * 10, "a screen of bytes past the middle: {at} of {len}\n{screen}");
+    s.keys(&["q"]);
+}

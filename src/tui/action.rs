@@ -285,11 +285,11 @@ fn in_view(app: &mut App, action: Action) -> Vec<Effect> {
 /// The store view's moves, applied to the app: selecting a version loads
 /// its files; Enter shows them.
 fn store_action(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
-    let versions = app.listing.as_ref().map_or(0, |l| l.versions.len());
+    let shown = app.store.shown(app.listing.as_ref());
     // The view's height as drawn: the screen less the tab, status and key bars.
     let above = views::store::info_rows(app, app.screen.width, app.screen.height.saturating_sub(3));
     let first_repair = views::store::alarms(app).into_iter().find_map(|a| a.repair);
-    Some(match app.store.update(action, versions, above, first_repair)? {
+    Some(match app.store.update(action, &shown, above, first_repair)? {
         StoreMove::Repair(r) => plan_repair(app, r),
         StoreMove::Select(i) => select_version(app, i),
         StoreMove::OpenFiles => {

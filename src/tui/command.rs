@@ -108,12 +108,23 @@ pub fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
             (Tab::Corpus, _, Some(c)) => c.set_filter(needle),
             (Tab::Files, ..) => app.files.set_filter(needle),
             (Tab::Triage, ..) => app.triage.set_filter(needle),
+            (Tab::Store, ..) => {
+                app.store.filter.set(needle);
+                let shown = app.store.shown(app.listing.as_ref());
+                let all = app.listing.as_ref().map_or(0, |l| l.versions.len());
+                app.status = format!("{} of {all} versions shown", shown.len());
+                // The selection moves onto a version the list shows.
+                return match shown.first() {
+                    Some(&first) if !shown.contains(&app.store.sel) => select_version(app, first),
+                    _ => Vec::new(),
+                };
+            }
             (Tab::Log, ..) if app.log_view.set_filter(needle) => {
                 app.status = format!("looking for \"{}\" in every batch…", needle.trim());
                 return vec![Effect::FilterLog(needle.trim().to_string())];
             }
             (Tab::Log, ..) => "every batch shown".into(),
-            _ => "`/` filters the Corpus, Files, Triage and Log lists and searches the decoder".into(),
+            _ => "`/` filters the lists and searches the decoder".into(),
         };
         return Vec::new();
     }

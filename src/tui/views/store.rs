@@ -18,7 +18,10 @@ use crate::tui::state::{App, RowGroups};
 /// The selected version and its row groups (footer figures, from a worker).
 #[derive(Debug, Default)]
 pub struct StoreView {
+    /// Index into the listing's versions (a filter hides some, never moves it).
     pub sel: usize,
+    /// `/`: which versions are listed.
+    pub filter: super::ListFilter,
     pub row_groups: RowGroups,
 }
 
@@ -34,35 +37,44 @@ pub enum StoreMove {
 }
 
 pub fn bindings() -> Vec<(&'static str, &'static str)> {
-    vec![("Enter", "files of version"), ("r", "repair damage"), ("g/G", "first/last")]
+    vec![("Enter", "files of version"), ("r", "repair damage"), ("g/G", "first/last"), ("/", "filter")]
 }
 
 pub fn key(k: KeyEvent) -> Option<Action> {
     match k.code {
         KeyCode::Char('r') => Some(Action::RepairSelected),
+        KeyCode::Char('/') => Some(Action::OpenCmdline('/')),
         _ => None,
     }
 }
 
 impl StoreView {
+    /// The indexes of the versions listed (all, or those `/` keeps: by
+    /// name, status and time).
+    pub fn shown(&self, listing: Option<&crate::store::versions::Listing>) -> Vec<usize> {
+        let versions = listing.map_or(&[][..], |l| &l.versions[..]);
+        self.filter.shown(versions, |v| {
+            let status = if v.problem.is_some() { "damaged" } else { "complete" };
+            format!("{} {status} {}", v.name, v.created.as_deref().unwrap_or(""))
+        })
+    }
+
     /// The store view's part of an action over `versions` versions; `None`
     /// when the action is not its own.
     pub fn update(
-        &self,
+        &mut self,
         action: &Action,
-        versions: usize,
+        shown: &[usize],
         above: u16,
         first_repair: Option<Repair>,
     ) -> Option<StoreMove> {
-        let to = |delta: isize| {
-            let next = super::move_sel(self.sel, versions, delta);
-            if next == self.sel {
-                StoreMove::Nothing
-            } else {
-                StoreMove::Select(next)
-            }
+        let at = shown.iter().position(|&i| i == self.sel).unwrap_or(0);
+        let to = |delta: isize| match shown.get(super::move_sel(at, shown.len(), delta)) {
+            Some(&next) if next != self.sel => StoreMove::Select(next),
+            _ => StoreMove::Nothing,
         };
         Some(match action {
+            Action::Back if self.filter.clear() => StoreMove::Nothing,
             Action::Up(n) => to(-(*n as isize)),
             Action::Down(n) => to(*n as isize),
             Action::Top => to(isize::MIN / 2),
@@ -72,8 +84,8 @@ impl StoreView {
                 Some(r) => StoreMove::Repair(r),
                 None => StoreMove::Nothing,
             },
-            Action::Click { row, .. } => match super::list_index(*row, above) {
-                Some(i) if i < versions => StoreMove::Select(i),
+            Action::Click { row, .. } => match super::list_index(*row, above).and_then(|i| shown.get(i)) {
+                Some(&i) => StoreMove::Select(i),
                 _ => return None,
             },
             _ => return None,
@@ -222,11 +234,13 @@ fn log_line(app: &App) -> Line<'static> {
 }
 
 fn render_versions(f: &mut Frame, list: Rect, app: &App) {
+    let shown = app.store.shown(app.listing.as_ref());
     let rows: Vec<Row> = app
         .listing
         .iter()
         .flat_map(|l| l.versions.iter())
         .enumerate()
+        .filter(|(i, _)| shown.contains(i))
         .map(|(i, v)| {
             let r = Row::new(vec![
                 v.name.clone(),
@@ -259,9 +273,10 @@ fn render_versions(f: &mut Frame, list: Rect, app: &App) {
     let header = Row::new(["version", "cur", "quads", "rgs", "marker", "size", "created", "status"])
         .style(Style::new().add_modifier(Modifier::BOLD));
     f.render_widget(
-        Table::new(rows, widths)
-            .header(header)
-            .block(Block::default().borders(Borders::ALL).title("Versions")),
+        Table::new(rows, widths).header(header).block(Block::default().borders(Borders::ALL).title(format!(
+            "Versions{}",
+            app.store.filter.title(shown.len(), app.listing.as_ref().map_or(0, |l| l.versions.len()))
+        ))),
         list,
     );
 }
