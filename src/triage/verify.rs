@@ -265,16 +265,21 @@ fn rebuild_command(base_path: &Path) -> Option<String> {
     if base_path.file_name().is_none_or(|n| n != BASE) {
         return None;
     }
+    Some(match version_in_chunk(base_path) {
+        Some((chunk, v)) => format!("cottas-tui repair rebuild-sidecars {} {v} --yes", shell_arg(&chunk)),
+        None => format!("cottas-tui index {}", shell_arg(&parent_or_dot(base_path))),
+    })
+}
+
+/// The chunk and the version name (`v2`) of the base at `base_path`, when
+/// its directory is a `vN` of a chunk (one with `current` or a log): what a
+/// repair under the chunk's writer lock needs.
+fn version_in_chunk(base_path: &Path) -> Option<(PathBuf, String)> {
     let dir = parent_or_dot(base_path);
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    let version = dir.file_name()?.to_str()?.to_string();
     let chunk = parent_or_dot(&dir);
     let in_chunk = chunk.join(CURRENT).exists() || chunk.join(LOG).exists();
-    match name {
-        Some(v) if in_chunk && layout::version_number(&v).is_some() => {
-            Some(format!("cottas-tui repair rebuild-sidecars {} {v} --yes", shell_arg(&chunk)))
-        }
-        _ => Some(format!("cottas-tui index {}", shell_arg(&dir))),
-    }
+    (in_chunk && layout::version_number(&version).is_some()).then_some((chunk, version))
 }
 
 /// Verifies one base and its sidecars. A bare file (`bare`) has no marker
@@ -348,12 +353,8 @@ fn recorded_damage(base_path: &Path, d: &digests::BaseDigests) -> Option<footer_
 /// its copy: for a `vN` of a chunk only (the repair takes the chunk's
 /// writer lock).
 fn restore_command(base_path: &Path) -> Option<String> {
-    let dir = parent_or_dot(base_path);
-    let version = dir.file_name()?.to_str()?.to_string();
-    let chunk = parent_or_dot(&dir);
-    let in_chunk = chunk.join(CURRENT).exists() || chunk.join(LOG).exists();
-    (in_chunk && layout::version_number(&version).is_some())
-        .then(|| format!("cottas-tui repair restore-footer {} {version} --yes", shell_arg(&chunk)))
+    let (chunk, version) = version_in_chunk(base_path)?;
+    Some(format!("cottas-tui repair restore-footer {} {version} --yes", shell_arg(&chunk)))
 }
 
 /// The streamed checks (`against_rows`), for every base whoever wrote it:
@@ -400,7 +401,7 @@ fn stream_checks(
 }
 
 /// Why a damaged column chunk has no repair.
-const NO_ROWS_REPAIR: &str = "; no repair rebuilds a base's rows (the column chunk or its recorded digest changed): make an older version current (`rollback`) or restore this one from a backup";
+const NO_ROWS_REPAIR: &str = "; no repair rebuilds a base's rows: make an older version current (`rollback`) or restore this one from a backup";
 
 fn verify_log(cx: &mut Ctx, path: &Path, marker: Option<Option<u64>>) {
     let bytes = match fs::read(path) {
