@@ -204,14 +204,18 @@ fn footer_restore(chunk: &Path, version: &str) -> Result<FooterRestore, StoreErr
 /// Putting back the end of a version's base (page indexes, footer, its
 /// length and `PAR1`) from the copy written beside it.
 pub fn plan_restore_footer(chunk: &Path, version: &str) -> Result<RepairPlan, StoreError> {
-    let r = footer_restore(chunk, version)?;
+    Ok(restore_plan(chunk, &footer_restore(chunk, version)?))
+}
+
+/// The plan's lines for what `footer_restore` found.
+fn restore_plan(chunk: &Path, r: &FooterRestore) -> RepairPlan {
     let base = r.base_path.display();
     let Some(diff) = &r.difference else {
         let line = format!(
             "{base}: its last {} equal the footer copy; nothing to restore",
             crate::text::plural(r.copy.bytes.len() as u64, "byte", "bytes")
         );
-        return Ok(RepairPlan { noop: true, lines: vec![line] });
+        return RepairPlan { noop: true, lines: vec![line] };
     };
     let mut lines = vec![format!("restore {base}: {}", diff.describe())];
     if r.base_len != r.copy.base_len {
@@ -227,16 +231,17 @@ pub fn plan_restore_footer(chunk: &Path, version: &str) -> Result<RepairPlan, St
         r.copy.base_len
     ));
     lines.push(format!("keep the damaged {BASE} in {}/", chunk.join(rebuild::BACKUPS).display()));
-    Ok(RepairPlan { noop: false, lines })
+    RepairPlan { noop: false, lines }
 }
 
 pub fn restore_footer(chunk: &Path, version: &str, wait: Option<Duration>) -> Result<Applied, StoreError> {
     let _lock = WriterLock::acquire(chunk, wait)?;
-    let plan = plan_restore_footer(chunk, version)?;
+    // Read once, under the lock: the plan and the work come from the same look.
+    let r = footer_restore(chunk, version)?;
+    let plan = restore_plan(chunk, &r);
     if plan.noop {
         return Ok(Applied { lines: plan.lines, backup: None });
     }
-    let r = footer_restore(chunk, version)?;
     let dir = chunk.join(version);
     let backup = chunk_backup(chunk).join(version);
     fs::create_dir_all(&backup).map_err(|e| StoreError::io(&backup, e))?;

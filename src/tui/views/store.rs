@@ -179,8 +179,13 @@ pub fn alarms(app: &App) -> Vec<Alarm> {
     }
     if let Some(report) = app.triage.report().filter(|r| r.errors() > 0) {
         let errors = report.findings.iter().filter(|f| f.severity == Severity::Error);
-        let mut files: Vec<&str> = errors.clone().map(|f| f.file.as_str()).collect();
-        files.dedup();
+        // Each file once, in the report's order (its findings need not be adjacent).
+        let mut files: Vec<&str> = Vec::new();
+        for f in errors.clone() {
+            if !files.contains(&f.file.as_str()) {
+                files.push(&f.file);
+            }
+        }
         let found = crate::text::plural(report.errors(), "error", "errors");
         let alarm = Alarm::damage(format!("verify found {found} in {}", files.join(", ")));
         let alarm = alarm.with_advice("Triage lists each finding with its repair");
