@@ -130,6 +130,27 @@ impl<'a> StoreDataset<'a> {
         Ok(n)
     }
 
+    /// [`StoreDataset::quads`] as dictionary ids, one answer per part
+    /// (`sparql::analytic`); `None` when a part has no dictionaries.
+    pub(crate) fn id_quads(
+        &self,
+        s: Option<&Tok<'a>>,
+        p: Option<&Tok<'a>>,
+        o: Option<&Tok<'a>>,
+        graph: Option<Option<&Tok<'a>>>,
+        columns: [bool; 4],
+    ) -> Result<Option<Vec<crate::view::ids::IdQuads<'a>>>, StoreError> {
+        let graphs = self.graphs(graph).0;
+        let mut answers = Vec::with_capacity(self.parts.len());
+        for part in &self.parts {
+            match part.id_quads(s, p, o, graphs, columns)? {
+                Some(a) => answers.push(a),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(answers))
+    }
+
     /// How many quads each named graph holds, summed over the parts (a graph
     /// name several chunks use is one graph), by canonical token; `None` when
     /// a part cannot say without its graph dictionary.

@@ -212,6 +212,8 @@ pub fn run_parsed(
             empty_default_graph,
         });
     }
+    let rewritten = answered_subqueries(query, &dataset, opts)?;
+    let query = rewritten.as_ref().unwrap_or(query);
     let token = opts.cancel.clone().unwrap_or_default();
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
     let timer = opts.timeout.filter(|_| opts.cancel.is_none()).map(|d| {
@@ -274,12 +276,30 @@ pub fn shortcut(
             return Ok(Some(groups.solutions(rows).into()));
         }
     }
+    if let Some(analytic) = super::analytic::analytic_of(query) {
+        if let Some(results) = analytic.answer(dataset).map_err(QueryError::Store)? {
+            return Ok(Some(results.into()));
+        }
+    }
     if let Some(distinct) = distinct_of(query) {
         if let Some(values) = distinct.values(dataset).map_err(QueryError::Store)? {
             return Ok(Some(distinct.solutions(values).into()));
         }
     }
     Ok(None)
+}
+
+/// `query` with each sub-select [`shortcut`] answers replaced by its
+/// solutions (`sparql::subquery`); `None` when none is, or shortcuts are off.
+pub fn answered_subqueries(
+    query: &spargebra::Query,
+    dataset: &StoreDataset,
+    opts: &QueryOptions,
+) -> Result<Option<spargebra::Query>, QueryError> {
+    if opts.no_shortcuts || opts.explain {
+        return Ok(None);
+    }
+    super::subquery::answered(query, &mut |q| shortcut(q, dataset, opts))
 }
 
 /// Writes the results; returns the rows written and whether `max_rows` cut

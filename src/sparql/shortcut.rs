@@ -177,23 +177,48 @@ fn pattern_count(
     graph: Option<&NamedNodePattern>,
     dataset: &StoreDataset,
 ) -> Result<usize, StoreError> {
-    let bound = |p: &TermPattern| match p {
-        TermPattern::NamedNode(n) => Some(Tok::from_term(&Term::NamedNode(n.clone()))),
-        TermPattern::Literal(l) => Some(Tok::from_term(&Term::Literal(l.clone()))),
-        _ => None,
-    };
-    let named = |p: &NamedNodePattern| match p {
-        NamedNodePattern::NamedNode(n) => Some(Tok::from_term(&Term::NamedNode(n.clone()))),
-        NamedNodePattern::Variable(_) => None,
-    };
-    let (s, p, o) = (bound(&triple.subject), named(&triple.predicate), bound(&triple.object));
-    let g = graph.and_then(named);
-    let graph = match graph {
-        None => Some(None),
-        Some(NamedNodePattern::Variable(_)) => None,
-        Some(NamedNodePattern::NamedNode(_)) => Some(g.as_ref()),
-    };
+    let PatternTerms { s, p, o, g, graph } = PatternTerms::of(triple, graph);
+    let graph = graph.map(|named| named.then_some(g.as_ref()).flatten());
     dataset.count(s.as_ref(), p.as_ref(), o.as_ref(), graph)
+}
+
+/// A triple pattern's bound terms as tokens, for the dataset calls
+/// evaluation makes.
+pub(super) struct PatternTerms {
+    pub s: Option<Tok<'static>>,
+    pub p: Option<Tok<'static>>,
+    pub o: Option<Tok<'static>>,
+    /// The `GRAPH` clause's name when it is an IRI.
+    pub g: Option<Tok<'static>>,
+    /// The dataset's graph argument, less the name: `Some(false)` the
+    /// default graph, `Some(true)` the named graph `g`, `None` any named
+    /// graph (`GRAPH ?g`).
+    pub graph: Option<bool>,
+}
+
+impl PatternTerms {
+    pub fn of(triple: &TriplePattern, graph: Option<&NamedNodePattern>) -> PatternTerms {
+        let bound = |p: &TermPattern| match p {
+            TermPattern::NamedNode(n) => Some(Tok::from_term(&Term::NamedNode(n.clone()))),
+            TermPattern::Literal(l) => Some(Tok::from_term(&Term::Literal(l.clone()))),
+            _ => None,
+        };
+        let named = |p: &NamedNodePattern| match p {
+            NamedNodePattern::NamedNode(n) => Some(Tok::from_term(&Term::NamedNode(n.clone()))),
+            NamedNodePattern::Variable(_) => None,
+        };
+        PatternTerms {
+            s: bound(&triple.subject),
+            p: named(&triple.predicate),
+            o: bound(&triple.object),
+            g: graph.and_then(named),
+            graph: match graph {
+                None => Some(false),
+                Some(NamedNodePattern::Variable(_)) => None,
+                Some(NamedNodePattern::NamedNode(_)) => Some(true),
+            },
+        }
+    }
 }
 
 /// `SELECT ?v (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?v` (optionally
@@ -201,11 +226,18 @@ fn pattern_count(
 /// with `?v` bound per value the dictionary shortcut finds.
 pub struct GroupCountOf {
     key: DistinctOf,
-    counted: Variable,
-    /// The projection's order of `key.var` and `counted`.
-    key_first: bool,
+    pub shape: GroupShape,
     triple: TriplePattern,
     graph: Option<NamedNodePattern>,
+}
+
+/// What a grouped count's query asks besides the counting: the key and
+/// count variables in projection order, `ORDER BY`, `OFFSET` and `LIMIT`.
+pub struct GroupShape {
+    pub key: Variable,
+    counted: Variable,
+    /// The projection's order of `key` and `counted`.
+    key_first: bool,
     /// `ORDER BY`: each key the count (`true`) or the value, and whether
     /// it is descending.
     order: Vec<(bool, bool)>,
@@ -213,10 +245,10 @@ pub struct GroupCountOf {
     slice: (usize, Option<usize>),
 }
 
-/// The query's shape, when it is exactly a count per predicate or per graph
-/// of a pattern of variables alone, optionally ordered by the value or the
-/// count and cut by `OFFSET`/`LIMIT` ("the ten largest graphs").
-pub fn group_count_of(query: &Query) -> Option<GroupCountOf> {
+/// `SELECT ?k (AGG AS ?n) WHERE { inner } GROUP BY ?k`, optionally ordered
+/// by `?k` or `?n` and cut by `OFFSET`/`LIMIT`: the shape, `inner` and the
+/// aggregate, for the caller to decide what it can count.
+pub(super) fn group_shape(query: &Query) -> Option<(GroupShape, &GraphPattern, &AggregateExpression)> {
     let Query::Select { dataset: None, pattern, .. } = query else { return None };
     let (pattern, slice) = match pattern {
         GraphPattern::Slice { inner, start, length } => (&**inner, (*start, *length)),
@@ -231,9 +263,7 @@ pub fn group_count_of(query: &Query) -> Option<GroupCountOf> {
         return None;
     };
     let GraphPattern::Group { inner, variables: keys, aggregates } = &**inner else { return None };
-    let ([key], [(counted, AggregateExpression::CountSolutions { distinct: false })]) =
-        (keys.as_slice(), aggregates.as_slice())
-    else {
+    let ([key], [(counted, aggregate)]) = (keys.as_slice(), aggregates.as_slice()) else {
         return None;
     };
     let key_first = match variables.as_slice() {
@@ -245,17 +275,21 @@ pub fn group_count_of(query: &Query) -> Option<GroupCountOf> {
         return None;
     }
     let order = order_by.iter().map(|o| order_key(o, key, variable)).collect::<Option<Vec<_>>>()?;
-    let key = distinct_values_of(inner, key).filter(|d| d.col != 0)?;
+    let shape = GroupShape { key: key.clone(), counted: variable.clone(), key_first, order, slice };
+    Some((shape, inner, aggregate))
+}
+
+/// The query's shape, when it is exactly a count per predicate or per graph
+/// of a pattern of variables alone, optionally ordered by the value or the
+/// count and cut by `OFFSET`/`LIMIT` ("the ten largest graphs").
+pub fn group_count_of(query: &Query) -> Option<GroupCountOf> {
+    let (shape, inner, aggregate) = group_shape(query)?;
+    if !matches!(aggregate, AggregateExpression::CountSolutions { distinct: false }) {
+        return None;
+    }
+    let key = distinct_values_of(inner, &shape.key).filter(|d| d.col != 0)?;
     let (graph, triple) = one_triple(inner)?;
-    Some(GroupCountOf {
-        key,
-        counted: variable.clone(),
-        key_first,
-        triple: triple.clone(),
-        graph: graph.cloned(),
-        order,
-        slice,
-    })
+    Some(GroupCountOf { key, shape, triple: triple.clone(), graph: graph.cloned() })
 }
 
 /// An `ORDER BY` key of a group count: (by the count, descending), when it
@@ -314,6 +348,22 @@ impl GroupCountOf {
         Ok(Some(rows))
     }
 
+    pub fn solutions(&self, rows: Vec<(Term, usize)>) -> spareval::QuerySolutionIter<'static> {
+        self.shape.solutions(rows)
+    }
+}
+
+impl GroupShape {
+    /// [`Self::solutions`], or `None` when the rows are ordered by a value
+    /// that is not an IRI (SPARQL's order of literals is evaluation's).
+    pub fn solutions_of(&self, rows: Vec<(Term, usize)>) -> Option<spareval::QuerySolutionIter<'static>> {
+        let by_value = self.order.iter().any(|&(by_count, _)| !by_count);
+        if by_value && rows.iter().any(|(t, _)| !matches!(t, Term::NamedNode(_))) {
+            return None;
+        }
+        Some(self.solutions(rows))
+    }
+
     /// The rows in `ORDER BY` order (values are IRIs, ordered by their text
     /// as SPARQL orders IRIs; counts numerically; ties keep the values'
     /// order), then `OFFSET` and `LIMIT`.
@@ -345,7 +395,7 @@ impl GroupCountOf {
 
     pub fn solutions(&self, rows: Vec<(Term, usize)>) -> spareval::QuerySolutionIter<'static> {
         let rows = self.arranged(rows);
-        let (key, counted) = (self.key.var.clone(), self.counted.clone());
+        let (key, counted) = (self.key.clone(), self.counted.clone());
         let key_first = self.key_first;
         let vars: Arc<[Variable]> =
             Arc::from(if key_first { vec![key, counted] } else { vec![counted, key] });
@@ -387,7 +437,7 @@ pub fn distinct_of(query: &Query) -> Option<DistinctOf> {
 
 /// `pattern` as one triple pattern, optionally inside `GRAPH`, with the
 /// graph clause's name.
-fn one_triple(pattern: &GraphPattern) -> Option<(Option<&NamedNodePattern>, &TriplePattern)> {
+pub(super) fn one_triple(pattern: &GraphPattern) -> Option<(Option<&NamedNodePattern>, &TriplePattern)> {
     let (graph, bgp) = match pattern {
         GraphPattern::Graph { name, inner } => (Some(name), &**inner),
         other => (None, other),

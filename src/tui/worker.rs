@@ -465,7 +465,12 @@ fn run_for_table(
         .map_err(|e| e.to_string())?;
     let results = match quick {
         Some(results) => results,
-        None => evaluator.prepare(&query).execute(dataset).map_err(cancelled)?,
+        None => {
+            let rewritten =
+                crate::sparql::run::answered_subqueries(&query, &dataset, &QueryOptions::default())
+                    .map_err(|e| e.to_string())?;
+            evaluator.prepare(rewritten.as_ref().unwrap_or(&query)).execute(dataset).map_err(cancelled)?
+        }
     };
     match results {
         QueryResults::Boolean(b) => return Ok(Some(b)),

@@ -8,6 +8,7 @@
 //! rule about what is visible cannot differ between them. Answers are
 //! iterator-shaped so callers already consume them as streams.
 
+pub mod ids;
 pub mod kept;
 pub mod net;
 pub mod overlay;
@@ -174,6 +175,20 @@ impl<'a> View<'a> {
 
     fn cell(&self, cell: &'a [u8]) -> Result<Tok<'a>, StoreError> {
         Tok::from_cell(cell).ok_or_else(|| self.bad_cell(cell))
+    }
+
+    /// Whether the view shows a base row (canonical tokens, `DEFAULT` for
+    /// the default graph) to a pattern that ranges over the default graph
+    /// or not: the one rule for base rows, which [`Quads`] and
+    /// [`ids::IdQuads`] both apply.
+    pub fn shows_base_row(&self, [s, p, o, g]: [&Tok<'_>; 4], with_default: bool) -> bool {
+        if g.bytes() == term::DEFAULT_GRAPH.as_bytes() && !with_default {
+            return false;
+        }
+        // Only a graph the log touches can hide a row: look at the graph
+        // before the rest of the row.
+        let overlay = self.overlay;
+        !(overlay.touches(g.as_str()) && overlay.hides([s.as_str(), p.as_str(), o.as_str(), g.as_str()]))
     }
 
     /// Quads the overlay adds, in the graphs the pattern allows.
@@ -423,16 +438,10 @@ impl<'a> Quads<'a> {
             }
         };
         let [s, p, o, g] = cells;
+        if !self.view.shows_base_row([&s, &p, &o, &g], self.with_default) {
+            return Ok(None);
+        }
         let default = g.bytes() == default_token;
-        if default && !self.with_default {
-            return Ok(None);
-        }
-        // Only a graph the log touches can hide a row: look at the graph
-        // before rendering the rest of the row as text.
-        let overlay = self.view.overlay;
-        if overlay.touches(g.as_str()) && overlay.hides([s.as_str(), p.as_str(), o.as_str(), g.as_str()]) {
-            return Ok(None);
-        }
         Ok(Some(ViewQuad { s, p, o, g: (!default).then_some(g) }))
     }
 }

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use parquet::data_type::ByteArray;
 
 use super::{
-    ids_of, postings_of, union_rows, Bound, Cached, ColumnCache, Explain, IdColumns, RowSource, SPARSE,
+    ids_of, postings_of, union_rows, Bound, Cached, ColumnCache, Explain, IdColumns, RowSource, NOT_READ,
+    SPARSE,
 };
 use crate::store::base::Column;
 use crate::store::sidecars::mapped::DictMap;
@@ -40,6 +41,8 @@ pub(super) struct Group<'s> {
     /// few rows each, not a join coming back), so a `LIMIT 100` resolves
     /// about 500 values per column, not the row group's whole dictionary.
     pub sliced: bool,
+    /// The columns the reader uses (`Scan::only_columns`).
+    pub columns: [bool; 4],
 }
 
 impl<'s> Group<'s> {
@@ -51,7 +54,30 @@ impl<'s> Group<'s> {
         s_range: Option<&'s [(u64, u64)]>,
         cache: &'s ColumnCache,
     ) -> Self {
-        Group { store, rg, rows: store.base.rg_rows(rg), bound, dicts, s_range, cache, sliced: false }
+        Group {
+            store,
+            rg,
+            rows: store.base.rg_rows(rg),
+            bound,
+            dicts,
+            s_range,
+            cache,
+            sliced: false,
+            columns: [true; 4],
+        }
+    }
+
+    /// Reads only `columns` (and bound ones). A reader that names its
+    /// columns takes each row once (a count, a group, a join's key set), so
+    /// its cells are read sparsely whenever candidates narrow the rows:
+    /// decoding a whole column into ids pays off only for a join that comes
+    /// back to the row group, and looks up every value of the chunk's
+    /// dictionary where the candidates' cells may hold a few (`memberOf`'s
+    /// departments).
+    pub fn reading(mut self, columns: [bool; 4]) -> Self {
+        self.columns = columns;
+        self.sliced |= columns != [true; 4];
+        self
     }
 
     /// Candidate local rows of row group `rg` from the most selective source
@@ -68,6 +94,12 @@ impl<'s> Group<'s> {
                 v.extend(a as u32..b as u32);
             }
             return Ok(Some((0, v, ".s.offsets")));
+        }
+        // A predicate with few rows here (`subOrganizationOf` beside a
+        // bound object) gives fewer candidates than the object's cells,
+        // which would decode and compare the whole object column.
+        if let Some(few) = self.few_predicate_rows(ex) {
+            return Ok(Some((1, few, ".p.offsets")));
         }
         if let (Some(os), Some(d)) = (ids_of(bound, 2), self.dicts) {
             // Uncached, the object's cells are matched while the chunk
@@ -91,6 +123,28 @@ impl<'s> Group<'s> {
             }
         }
         Ok(None)
+    }
+
+    /// The bound predicate's rows from `.p.offsets`, when the object is
+    /// bound too, its column is not cached, and the predicate's rows are few
+    /// enough to be read sparsely: then they are the cheaper candidates.
+    fn few_predicate_rows(&self, ex: &mut Explain) -> Option<Vec<u32>> {
+        let bound = self.bound;
+        ids_of(bound, 2)?;
+        if self.cache.holds((self.rg, 2)) {
+            return None;
+        }
+        let (ps, po) = (ids_of(bound, 1)?, self.store.sidecars.p_offsets()?);
+        match ps.iter().map(|&p| po.rows_of(self.rg as u32, p)).collect::<Result<Vec<_>, _>>() {
+            Ok(lists) if lists.iter().map(Vec::len).sum::<usize>() * SPARSE <= self.rows => {
+                Some(union_rows(lists.into_iter().map(Vec::into_iter)))
+            }
+            Ok(_) => None,
+            Err(e) => {
+                ex.fault(e);
+                None
+            }
+        }
     }
 
     /// A few candidate rows: only their cells are read, bound columns first
@@ -125,6 +179,10 @@ impl<'s> Group<'s> {
                 });
             if let Some(id) = known {
                 vals[c] = vec![id; at.len()];
+                continue;
+            }
+            if !self.columns[c] && !bound.iter().any(|b| b.col == c) {
+                vals[c] = vec![NOT_READ; at.len()];
                 continue;
             }
             let Some(v) = self.cells_at(c, &at, dicts[c], ex)? else { return Ok(None) };
@@ -162,6 +220,12 @@ impl<'s> Group<'s> {
             return Ok(Some(at.iter().map(|&r| c[r as usize]).collect()));
         }
         if let (0, true, Some(so)) = (col, self.store.sidecars.verified, self.store.sidecars.s_offsets()) {
+            if at.len() * SPARSE > self.rows {
+                // Many rows: the whole row group's subjects in one walk of
+                // `.s.offsets` cost less than a search per row.
+                let c = self.cache.ids(self.store, dict, rg, col, ex)?;
+                return Ok(Some(at.iter().map(|&r| c[r as usize]).collect()));
+            }
             let start = self.store.base.rg_start(rg);
             let ids: Option<Vec<u32>> = at
                 .iter()
@@ -326,7 +390,7 @@ impl<'s> Group<'s> {
     ) -> Result<(), StoreError> {
         let (rg, rows) = (self.rg, self.rows);
         if let Some((source, c)) = &cand {
-            if c.len() * SPARSE <= rows {
+            if c.len() * SPARSE <= rows || (self.sliced && c.len() < rows) {
                 if let Some(found) = self.probe_sparse(*source, c, dicts, ex)? {
                     out.extend(found);
                     return Ok(());
@@ -339,12 +403,18 @@ impl<'s> Group<'s> {
             return Ok(());
         }
         for (c, slot) in cols.iter_mut().enumerate() {
-            if slot.is_none() {
+            if slot.is_none() && self.columns[c] {
                 *slot = Some(self.cache.ids(self.store, dicts[c], rg, c, ex)?);
             }
         }
         let [s, p, o, g] = cols.map(|c| c.unwrap_or_default());
-        out.extend(rows_at.into_iter().map(|r| r as usize).map(|r| [s[r], p[r], o[r], g[r]]));
+        let cell = |col: &[u32], r: usize| col.get(r).copied().unwrap_or(NOT_READ);
+        out.extend(
+            rows_at
+                .into_iter()
+                .map(|r| r as usize)
+                .map(|r| [cell(&s, r), cell(&p, r), cell(&o, r), cell(&g, r)]),
+        );
         Ok(())
     }
 

@@ -440,6 +440,9 @@ pub struct Scan<'a> {
     next_rg: usize,
     /// A row group read in growing slices: the group and its next row.
     open_rest: Option<(usize, usize)>,
+    /// The columns the reader uses ([`Scan::only_columns`]); the others
+    /// read as [`NOT_READ`] unless bound.
+    columns: [bool; 4],
     /// What binding, pruning and the row groups read so far did.
     pub explain: Explain,
 }
@@ -453,7 +456,17 @@ pub struct Scan<'a> {
 /// `LIMIT 10` at 100M quads resolved six times the objects it needed.
 pub(super) const SLICES: [usize; 4] = [16, 48, 448, 3584];
 
+/// The id of a cell in a column the reader said it does not use.
+pub const NOT_READ: u32 = u32::MAX;
+
 impl<'a> Scan<'a> {
+    /// Reads only `columns` (and bound ones) of each matching row: a
+    /// reader that groups or joins on one column does not pay for decoding
+    /// the others. The rest come as [`NOT_READ`].
+    pub fn only_columns(&mut self, columns: [bool; 4]) {
+        self.columns = columns;
+    }
+
     /// The matches of the next row group left by pruning (possibly none);
     /// `None` when every row group has been read.
     pub fn next_group(&mut self, cache: &ColumnCache) -> Option<Result<Rows<'a>, StoreError>> {
@@ -478,7 +491,8 @@ impl<'a> Scan<'a> {
     /// next call goes on where this one stopped.
     fn read_slice(&mut self, rg: usize, from: usize, cache: &ColumnCache) -> Result<Rows<'a>, StoreError> {
         let Some(dicts) = self.dicts else { return self.read_group(rg, cache) };
-        let mut group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache);
+        let mut group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache)
+            .reading(self.columns);
         group.sliced = true;
         let ex = &mut self.explain;
         if from == 0 {
@@ -531,7 +545,8 @@ impl<'a> Scan<'a> {
         dicts: [&'a DictMap; 4],
         cache: &ColumnCache,
     ) -> Result<usize, StoreError> {
-        let group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache);
+        let group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache)
+            .reading(self.columns);
         let ex = &mut self.explain;
         let Some(cand) = candidates_of(&group, ex)? else { return Ok(0) };
         let n = group.count_rows(cand, dicts, ex)?;
@@ -547,7 +562,8 @@ impl<'a> Scan<'a> {
 
     fn read_group(&mut self, rg: usize, cache: &ColumnCache) -> Result<Rows<'a>, StoreError> {
         let mut out = self.empty_rows();
-        let group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache);
+        let group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache)
+            .reading(self.columns);
         let ex = &mut self.explain;
         let Some(cand) = candidates_of(&group, ex)? else { return Ok(out) };
         match &mut out {
@@ -628,6 +644,7 @@ impl Store {
                 keep,
                 next_rg: 0,
                 open_rest: None,
+                columns: [true; 4],
                 explain,
                 fault,
             }
@@ -649,7 +666,18 @@ impl Store {
             self.prune_by_subject(ranges, &mut keep, &mut explain);
         }
         self.prune(&bound, &mut keep, &mut explain);
-        Scan { store: self, bound, dicts, s_range, keep, next_rg: 0, open_rest: None, explain, fault: None }
+        Scan {
+            store: self,
+            bound,
+            dicts,
+            s_range,
+            keep,
+            next_rg: 0,
+            open_rest: None,
+            columns: [true; 4],
+            explain,
+            fault: None,
+        }
     }
 
     /// How many base rows each graph holds, indexed by `.g.dict` id: the

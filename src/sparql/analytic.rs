@@ -1,0 +1,632 @@
+//! Grouped counts and anti-/semi-joins over dictionary ids, for the shapes
+//! users write most: `GROUP BY` one variable of one pattern, and one pattern
+//! kept or dropped by whether another matches (`MINUS`, `FILTER NOT EXISTS`,
+//! `FILTER EXISTS`, `OPTIONAL … FILTER(!BOUND(?v))`).
+//!
+//! spareval evaluates these by turning every matching row into a tuple of
+//! terms and hashing terms, which at 10M quads cost more than reading the
+//! rows. Here rows stay dictionary ids ([`crate::view::ids`]): a group is a
+//! `u32` key counted in a hash map and named once at the end; a join key is a
+//! `u32` looked up in the other side's set, translated between chunks or
+//! columns only when the two sides' ids come from different dictionaries.
+//! The overlay's added quads are tokens, matched as tokens. Which base rows
+//! are visible is decided by the view, as for evaluation.
+//!
+//! The shapes are matched exactly: each side one triple pattern (optionally
+//! in `GRAPH`) with distinct variables and no blank nodes, and for the joins
+//! exactly one variable shared, so `MINUS`, `NOT EXISTS` and an unmatched
+//! `OPTIONAL` all mean "no row of the right side has this value".
+//! Anything else is evaluated. `tests/analytic_shortcuts.rs` checks each
+//! shape against plain evaluation over base ⊕ delta.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use oxrdf::{Literal, Term, Variable};
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression, GraphPattern};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+use spargebra::Query;
+
+use super::dataset::StoreDataset;
+use super::shortcut::{group_shape, one_triple, GroupShape, PatternTerms};
+use crate::format::term::token_variants;
+use crate::store::read::DictLookup;
+use crate::store::sidecars::mapped::DictMap;
+use crate::store::StoreError;
+use crate::view::ids::{IdQuads, Next};
+use crate::view::terms::{from_token, Tok};
+use crate::view::ViewQuad;
+
+/// A hasher for `u32` ids: one multiply, where SipHash cost more than the
+/// rest of a grouped count.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
+type IdSet = HashSet<u32, BuildHasherDefault<IdHasher>>;
+
+/// One side: a triple pattern, optionally inside `GRAPH`.
+#[derive(Clone, Debug)]
+struct Operand {
+    triple: TriplePattern,
+    graph: Option<NamedNodePattern>,
+}
+
+impl Operand {
+    fn of(pattern: &GraphPattern) -> Option<Operand> {
+        let (graph, triple) = one_triple(pattern)?;
+        let plain = |t: &TermPattern| {
+            matches!(t, TermPattern::Variable(_) | TermPattern::NamedNode(_) | TermPattern::Literal(_))
+        };
+        let op = Operand { triple: triple.clone(), graph: graph.cloned() };
+        let vars = op.vars();
+        let distinct = vars.iter().map(|(v, _)| v).collect::<HashSet<_>>().len() == vars.len();
+        (plain(&triple.subject) && plain(&triple.object) && distinct).then_some(op)
+    }
+
+    /// Each variable and its column (0 s, 1 p, 2 o, 3 g).
+    fn vars(&self) -> Vec<(Variable, usize)> {
+        let t = &self.triple;
+        let term = |p: &TermPattern| match p {
+            TermPattern::Variable(v) => Some(v.clone()),
+            _ => None,
+        };
+        let node = |p: &NamedNodePattern| match p {
+            NamedNodePattern::Variable(v) => Some(v.clone()),
+            NamedNodePattern::NamedNode(_) => None,
+        };
+        [term(&t.subject), node(&t.predicate), term(&t.object), self.graph.as_ref().and_then(node)]
+            .into_iter()
+            .enumerate()
+            .filter_map(|(c, v)| v.map(|v| (v, c)))
+            .collect()
+    }
+
+    fn col_of(&self, var: &Variable) -> Option<usize> {
+        self.vars().into_iter().find(|(v, _)| v == var).map(|(_, c)| c)
+    }
+
+    /// The pattern's answer in ids, one per part, through the same dataset
+    /// call evaluation makes; `None` when a part has no dictionaries.
+    fn scan<'a>(
+        &self,
+        ds: &StoreDataset<'a>,
+        columns: &[usize],
+    ) -> Result<Option<Vec<IdQuads<'a>>>, StoreError> {
+        let PatternTerms { s, p, o, g, graph } = PatternTerms::of(&self.triple, self.graph.as_ref());
+        let graph = graph.map(|named| named.then_some(g.as_ref()).flatten());
+        let mut read = [false; 4];
+        for &c in columns {
+            read[c] = true;
+        }
+        ds.id_quads(s.as_ref(), p.as_ref(), o.as_ref(), graph, read)
+    }
+}
+
+/// An added quad's value in column `col`.
+fn added_value<'q, 'a>(q: &'q ViewQuad<'a>, col: usize) -> Option<&'q Tok<'a>> {
+    match col {
+        0 => Some(&q.s),
+        1 => Some(&q.p),
+        2 => Some(&q.o),
+        _ => q.g.as_ref(),
+    }
+}
+
+/// A base cell as its canonical token.
+fn canonical<'a>(dict: &'a DictMap, id: u32) -> Result<Tok<'a>, StoreError> {
+    let raw = dict.token(id)?;
+    Tok::from_cell(raw).ok_or_else(|| {
+        StoreError::format_anywhere(
+            std::path::Path::new(""),
+            format!("a cell is not a valid N-Triples term: {:?}", String::from_utf8_lossy(raw)),
+        )
+    })
+}
+
+/// A query this module answers.
+pub enum Analytic {
+    Grouped(GroupedCount),
+    Filtered(Filtered),
+    Distinct(DistinctCount),
+    JoinCount(JoinCount),
+}
+
+/// The query's shape, when this module answers it.
+pub fn analytic_of(query: &Query) -> Option<Analytic> {
+    grouped_count_of(query)
+        .map(Analytic::Grouped)
+        .or_else(|| filtered_of(query).map(Analytic::Filtered))
+        .or_else(|| distinct_count_of(query).map(Analytic::Distinct))
+        .or_else(|| join_count_of(query).map(Analytic::JoinCount))
+}
+
+impl Analytic {
+    /// The answer, or `None` when the store cannot give ids (the query is
+    /// then evaluated).
+    pub fn answer(
+        &self,
+        ds: &StoreDataset,
+    ) -> Result<Option<spareval::QuerySolutionIter<'static>>, StoreError> {
+        match self {
+            Analytic::Grouped(g) => Ok(g.rows(ds)?.and_then(|rows| g.shape.solutions_of(rows))),
+            Analytic::Filtered(f) => f.answer(ds),
+            Analytic::Distinct(d) => Ok(d.count(ds)?.map(|n| count_solution(&d.out, n))),
+            Analytic::JoinCount(j) => Ok(j.count(ds)?.map(|n| count_solution(&j.out, n))),
+        }
+    }
+}
+
+/// The one solution `?var` = `n`.
+fn count_solution(var: &Variable, n: usize) -> spareval::QuerySolutionIter<'static> {
+    let vars: Arc<[Variable]> = Arc::from(vec![var.clone()]);
+    let value = Term::Literal(Literal::from(n as i64));
+    spareval::QuerySolutionIter::from_tuples(vars, std::iter::once(Ok(vec![Some(value)])))
+}
+
+/// `SELECT (AGG AS ?n) { inner }` with no grouping: `?n`, the aggregate
+/// and `inner`.
+fn single_aggregate(query: &Query) -> Option<(&Variable, &AggregateExpression, &GraphPattern)> {
+    let Query::Select { dataset: None, pattern: GraphPattern::Project { inner, variables }, .. } = query
+    else {
+        return None;
+    };
+    one_aggregate(inner, variables)
+}
+
+/// [`single_aggregate`] below the projection of `variables`.
+fn one_aggregate<'q>(
+    pattern: &'q GraphPattern,
+    variables: &[Variable],
+) -> Option<(&'q Variable, &'q AggregateExpression, &'q GraphPattern)> {
+    let GraphPattern::Extend { inner, variable, expression: Expression::Variable(agg) } = pattern else {
+        return None;
+    };
+    let GraphPattern::Group { inner, variables: keys, aggregates } = &**inner else { return None };
+    let [(a, aggregate)] = aggregates.as_slice() else { return None };
+    if variables != std::slice::from_ref(variable) || a != agg || !keys.is_empty() {
+        return None;
+    }
+    Some((variable, aggregate, inner))
+}
+
+/// `SELECT (COUNT(DISTINCT ?v) AS ?n) { pattern }`, `?v` any variable of
+/// one pattern (the dictionary-length shortcut covers a pattern of
+/// variables alone).
+pub struct DistinctCount {
+    out: Variable,
+    op: Operand,
+    col: usize,
+}
+
+fn distinct_count_of(query: &Query) -> Option<DistinctCount> {
+    let (variable, aggregate, inner) = single_aggregate(query)?;
+    let AggregateExpression::FunctionCall {
+        name: AggregateFunction::Count,
+        expr: Expression::Variable(v),
+        distinct: true,
+    } = aggregate
+    else {
+        return None;
+    };
+    let op = Operand::of(inner)?;
+    let col = op.col_of(v)?;
+    Some(DistinctCount { out: variable.clone(), op, col })
+}
+
+impl DistinctCount {
+    /// Distinct ids per part; over one part with no added quads their
+    /// number, else the values named and merged by canonical token.
+    fn count(&self, ds: &StoreDataset) -> Result<Option<usize>, StoreError> {
+        let Some(scans) = self.op.scan(ds, &[self.col])? else { return Ok(None) };
+        let single = scans.len() == 1;
+        let mut tokens: HashSet<Vec<u8>> = HashSet::new();
+        let mut n = 0;
+        for mut scan in scans {
+            let (mut ids, mut dict) = (IdSet::default(), None);
+            loop {
+                match scan.next_rows()? {
+                    Next::Rows(r) => {
+                        dict = Some(r.dicts[self.col]);
+                        ids.extend(r.ids.iter().map(|q| q[self.col]));
+                    }
+                    Next::Tokens => return Ok(None),
+                    Next::End => break,
+                }
+            }
+            if single && scan.added.is_empty() {
+                n = ids.len();
+                continue;
+            }
+            if let Some(dict) = dict {
+                for id in ids {
+                    tokens.insert(canonical(dict, id)?.bytes().to_vec());
+                }
+            }
+            tokens.extend(
+                scan.added.iter().filter_map(|q| added_value(q, self.col)).map(|t| t.bytes().to_vec()),
+            );
+        }
+        Ok(Some(n + tokens.len()))
+    }
+}
+
+/// `SELECT ?k (COUNT(*) AS ?n) { pattern } GROUP BY ?k`, `?k` any variable of
+/// one pattern, optionally ordered and cut (`GroupShape`).
+pub struct GroupedCount {
+    shape: GroupShape,
+    op: Operand,
+    col: usize,
+}
+
+fn grouped_count_of(query: &Query) -> Option<GroupedCount> {
+    let (shape, inner, aggregate) = group_shape(query)?;
+    let op = Operand::of(inner)?;
+    match aggregate {
+        AggregateExpression::CountSolutions { distinct: false } => {}
+        // A variable of a triple pattern is always bound: COUNT(?v) counts rows.
+        AggregateExpression::FunctionCall {
+            name: AggregateFunction::Count,
+            expr: Expression::Variable(v),
+            distinct: false,
+        } if op.col_of(v).is_some() => {}
+        _ => return None,
+    }
+    let col = op.col_of(&shape.key)?;
+    Some(GroupedCount { shape, op, col })
+}
+
+impl GroupedCount {
+    /// Each value and its count: per part, counted by id, then named and
+    /// summed by canonical token (a corpus's parts are one bag, as in
+    /// evaluation), plus the added quads.
+    fn rows(&self, ds: &StoreDataset) -> Result<Option<Vec<(Term, usize)>>, StoreError> {
+        let Some(scans) = self.op.scan(ds, &[self.col])? else { return Ok(None) };
+        let mut total: HashMap<Vec<u8>, usize> = HashMap::new();
+        for mut scan in scans {
+            let mut by_id: IdMap<usize> = IdMap::default();
+            let mut dict = None;
+            loop {
+                match scan.next_rows()? {
+                    Next::Rows(r) => {
+                        dict = Some(r.dicts[self.col]);
+                        for ids in &r.ids {
+                            *by_id.entry(ids[self.col]).or_insert(0) += 1;
+                        }
+                    }
+                    Next::Tokens => return Ok(None),
+                    Next::End => break,
+                }
+            }
+            if let Some(dict) = dict {
+                for (id, n) in by_id {
+                    *total.entry(canonical(dict, id)?.bytes().to_vec()).or_insert(0) += n;
+                }
+            }
+            for q in &scan.added {
+                if let Some(v) = added_value(q, self.col) {
+                    *total.entry(v.bytes().to_vec()).or_insert(0) += 1;
+                }
+            }
+        }
+        let mut rows = Vec::with_capacity(total.len());
+        for (token, n) in total {
+            let Some(term) = from_token(&token) else { return Ok(None) };
+            rows.push((term, n));
+        }
+        Ok(Some(rows))
+    }
+}
+
+/// Rows of one pattern kept by whether another pattern has their value of
+/// the one variable they share.
+pub struct Filtered {
+    left: Operand,
+    right: Operand,
+    /// `EXISTS` keeps the rows that match; the others keep those that do not.
+    keep_matched: bool,
+    shared: Variable,
+    out: Output,
+}
+
+enum Output {
+    /// `SELECT (COUNT(*) AS ?n)`.
+    Count(Variable),
+    /// The projected variables, each one of the left pattern's.
+    Rows(Vec<Variable>),
+}
+
+/// The one variable two sides share, when they share exactly one.
+fn only_shared(left: &Operand, right: &Operand) -> Option<Variable> {
+    let right_vars: Vec<Variable> = right.vars().into_iter().map(|(v, _)| v).collect();
+    let shared: Vec<Variable> =
+        left.vars().into_iter().map(|(v, _)| v).filter(|v| right_vars.contains(v)).collect();
+    let [shared] = shared.as_slice() else { return None };
+    Some(shared.clone())
+}
+
+fn filtered_of(query: &Query) -> Option<Filtered> {
+    let Query::Select { dataset: None, pattern: GraphPattern::Project { inner, variables }, .. } = query
+    else {
+        return None;
+    };
+    let (body, out) = match one_aggregate(inner, variables) {
+        Some((variable, AggregateExpression::CountSolutions { distinct: false }, body)) => {
+            (body, Output::Count(variable.clone()))
+        }
+        Some(_) => return None,
+        None => (&**inner, Output::Rows(variables.clone())),
+    };
+    let (left, right, keep_matched) = match body {
+        GraphPattern::Minus { left, right } => (Operand::of(left)?, Operand::of(right)?, false),
+        GraphPattern::Filter { expr: Expression::Exists(right), inner } => {
+            (Operand::of(inner)?, Operand::of(right)?, true)
+        }
+        GraphPattern::Filter { expr: Expression::Not(e), inner } => match (&**e, &**inner) {
+            (Expression::Exists(right), left) => (Operand::of(left)?, Operand::of(right)?, false),
+            (Expression::Bound(v), GraphPattern::LeftJoin { left, right, expression: None }) => {
+                let (l, r) = (Operand::of(left)?, Operand::of(right)?);
+                // `?v` must come from the right side alone: unbound exactly
+                // when no right row joined.
+                if l.col_of(v).is_some() || r.col_of(v).is_none() {
+                    return None;
+                }
+                (l, r, false)
+            }
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let shared = only_shared(&left, &right)?;
+    if let Output::Rows(vars) = &out {
+        if vars.iter().any(|v| left.col_of(v).is_none()) {
+            return None;
+        }
+    }
+    Some(Filtered { shared, left, right, keep_matched, out })
+}
+
+/// One side's values of a join variable and how many rows hold each: per
+/// part, counts by id of that part's dictionary, and the added quads'
+/// values by token.
+struct KeyCounts<'a> {
+    col: usize,
+    parts: Vec<(IdMap<usize>, Option<&'a DictMap>)>,
+    added: HashMap<Vec<u8>, usize>,
+}
+
+impl<'a> KeyCounts<'a> {
+    /// `op`'s rows counted by their value in column `col`; `None` when a
+    /// part cannot give ids.
+    fn of(op: &Operand, ds: &StoreDataset<'a>, col: usize) -> Result<Option<KeyCounts<'a>>, StoreError> {
+        let Some(scans) = op.scan(ds, &[col])? else { return Ok(None) };
+        let mut keys = KeyCounts { col, parts: Vec::new(), added: HashMap::new() };
+        for mut scan in scans {
+            let (mut ids, mut dict) = (IdMap::default(), None);
+            loop {
+                match scan.next_rows()? {
+                    Next::Rows(r) => {
+                        dict = Some(r.dicts[col]);
+                        for q in &r.ids {
+                            *ids.entry(q[col]).or_insert(0) += 1;
+                        }
+                    }
+                    Next::Tokens => return Ok(None),
+                    Next::End => break,
+                }
+            }
+            for v in scan.added.iter().filter_map(|q| added_value(q, col)) {
+                *keys.added.entry(v.bytes().to_vec()).or_insert(0) += 1;
+            }
+            keys.parts.push((ids, dict));
+        }
+        Ok(Some(keys))
+    }
+
+    /// Every value's count over all parts and added quads, keyed by its id
+    /// in part `i`'s column `col` dictionary `dict`: the same ids where they
+    /// come from that dictionary, else each value looked up in it once (a
+    /// value it lacks matches no base row of the part).
+    fn counts_in(
+        &self,
+        ds: &StoreDataset,
+        i: usize,
+        dict: &DictMap,
+        col: usize,
+    ) -> Result<IdMap<usize>, StoreError> {
+        let mut out: IdMap<usize> = IdMap::default();
+        let add = |t: &Tok, n: usize, out: &mut IdMap<usize>| -> Result<(), StoreError> {
+            if let Some(id) = id_in(ds, i, col, t)? {
+                *out.entry(id).or_insert(0) += n;
+            }
+            Ok(())
+        };
+        for (j, (ids, kdict)) in self.parts.iter().enumerate() {
+            let Some(kdict) = kdict else { continue };
+            if j == i && col == self.col && std::ptr::eq(*kdict, dict) {
+                for (&id, &n) in ids {
+                    *out.entry(id).or_insert(0) += n;
+                }
+                continue;
+            }
+            for (&id, &n) in ids {
+                add(&canonical(kdict, id)?, n, &mut out)?;
+            }
+        }
+        for (t, &n) in &self.added {
+            add(&Tok::Ref(t), n, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// How many rows hold the value `v` (an added quad's), over all parts.
+    fn total_for(&self, ds: &StoreDataset, v: &Tok) -> Result<usize, StoreError> {
+        let mut n = self.added.get(v.bytes()).copied().unwrap_or(0);
+        for (j, (ids, _)) in self.parts.iter().enumerate() {
+            if let Some(id) = id_in(ds, j, self.col, v)? {
+                n += ids.get(&id).copied().unwrap_or(0);
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl Filtered {
+    fn answer(&self, ds: &StoreDataset) -> Result<Option<spareval::QuerySolutionIter<'static>>, StoreError> {
+        let (Some(lc), Some(rc)) = (self.left.col_of(&self.shared), self.right.col_of(&self.shared)) else {
+            return Ok(None);
+        };
+        let Some(right) = KeyCounts::of(&self.right, ds, rc)? else { return Ok(None) };
+        let cols: Vec<usize> = match &self.out {
+            Output::Count(_) => Vec::new(),
+            Output::Rows(vars) => vars.iter().filter_map(|v| self.left.col_of(v)).collect(),
+        };
+        let read: Vec<usize> = cols.iter().copied().chain([lc]).collect();
+        let Some(scans) = self.left.scan(ds, &read)? else { return Ok(None) };
+        let (mut count, mut rows) = (0usize, Vec::new());
+        for (i, mut scan) in scans.into_iter().enumerate() {
+            let mut want: Option<IdMap<usize>> = None;
+            loop {
+                let r = match scan.next_rows()? {
+                    Next::Rows(r) => r,
+                    Next::Tokens => return Ok(None),
+                    Next::End => break,
+                };
+                if want.is_none() {
+                    want = Some(right.counts_in(ds, i, r.dicts[lc], lc)?);
+                }
+                let want = want.as_ref().expect("set above");
+                for ids in r.ids.iter().filter(|ids| want.contains_key(&ids[lc]) == self.keep_matched) {
+                    count += 1;
+                    if !cols.is_empty() {
+                        let mut row = Vec::with_capacity(cols.len());
+                        for &c in &cols {
+                            row.push(term_of(&canonical(r.dicts[c], ids[c])?)?);
+                        }
+                        rows.push(row);
+                    }
+                }
+            }
+            for q in &scan.added {
+                let Some(v) = added_value(q, lc) else { continue };
+                if (right.total_for(ds, v)? > 0) == self.keep_matched {
+                    count += 1;
+                    if !cols.is_empty() {
+                        let mut row = Vec::with_capacity(cols.len());
+                        for &c in &cols {
+                            let Some(t) = added_value(q, c) else { return Ok(None) };
+                            row.push(term_of(t)?);
+                        }
+                        rows.push(row);
+                    }
+                }
+            }
+        }
+        Ok(Some(match &self.out {
+            Output::Count(var) => count_solution(var, count),
+            Output::Rows(vars) => {
+                let vars: Arc<[Variable]> = Arc::from(vars.clone());
+                let tuples = rows.into_iter().map(|r| Ok(r.into_iter().map(Some).collect()));
+                spareval::QuerySolutionIter::from_tuples(vars, tuples)
+            }
+        }))
+    }
+}
+
+/// `SELECT (COUNT(*) AS ?n) { A . B }`: two patterns joined through the one
+/// variable they share, counted as the sum over its values of the rows
+/// each side has with it, so no joined row is made.
+pub struct JoinCount {
+    out: Variable,
+    left: Operand,
+    right: Operand,
+    shared: Variable,
+}
+
+fn join_count_of(query: &Query) -> Option<JoinCount> {
+    let (variable, aggregate, inner) = single_aggregate(query)?;
+    if !matches!(aggregate, AggregateExpression::CountSolutions { distinct: false }) {
+        return None;
+    }
+    // One BGP of two patterns, in the default graph or one named graph (a
+    // graph variable would be a second shared variable).
+    let (graph, bgp) = match inner {
+        GraphPattern::Graph { name: name @ NamedNodePattern::NamedNode(_), inner } => (Some(name), &**inner),
+        other => (None, other),
+    };
+    let GraphPattern::Bgp { patterns } = bgp else { return None };
+    let [l, r] = patterns.as_slice() else { return None };
+    let side = |t: &TriplePattern| {
+        let p = GraphPattern::Bgp { patterns: vec![t.clone()] };
+        match graph {
+            Some(name) => Operand::of(&GraphPattern::Graph { name: name.clone(), inner: Box::new(p) }),
+            None => Operand::of(&p),
+        }
+    };
+    let (left, right) = (side(l)?, side(r)?);
+    let shared = only_shared(&left, &right)?;
+    Some(JoinCount { out: variable.clone(), shared, left, right })
+}
+
+impl JoinCount {
+    fn count(&self, ds: &StoreDataset) -> Result<Option<usize>, StoreError> {
+        let (Some(lc), Some(rc)) = (self.left.col_of(&self.shared), self.right.col_of(&self.shared)) else {
+            return Ok(None);
+        };
+        let (Some(left), Some(right)) =
+            (KeyCounts::of(&self.left, ds, lc)?, KeyCounts::of(&self.right, ds, rc)?)
+        else {
+            return Ok(None);
+        };
+        let mut n = 0usize;
+        for (i, (ids, dict)) in left.parts.iter().enumerate() {
+            let Some(dict) = dict else { continue };
+            let other = right.counts_in(ds, i, dict, lc)?;
+            // Walk the smaller map, probe the larger.
+            let (small, large) = if ids.len() <= other.len() { (ids, &other) } else { (&other, ids) };
+            for (id, a) in small {
+                n += a * large.get(id).copied().unwrap_or(0);
+            }
+        }
+        for (t, &a) in &left.added {
+            n += a * right.total_for(ds, &Tok::Ref(t))?;
+        }
+        Ok(Some(n))
+    }
+}
+
+/// Token `t`'s id in part `i`'s column `col` dictionary, in any producer's
+/// spelling of it.
+fn id_in(ds: &StoreDataset, i: usize, col: usize, t: &Tok) -> Result<Option<u32>, StoreError> {
+    let Some(term) = t.to_ours() else { return Ok(None) };
+    for variant in token_variants(&term) {
+        if let DictLookup::Id(id) = ds.parts[i].store.dict_id(col, &variant)? {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
+fn term_of(t: &Tok) -> Result<Term, StoreError> {
+    from_token(t.bytes()).ok_or_else(|| {
+        StoreError::format_anywhere(
+            std::path::Path::new(""),
+            format!("not a valid N-Triples term: {}", t.as_str()),
+        )
+    })
+}

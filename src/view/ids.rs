@@ -1,0 +1,153 @@
+//! A pattern's answer as dictionary ids: the base rows the view shows, a row
+//! group at a time, and the quads the overlay adds, as tokens.
+//!
+//! Operators that only group, count or compare a column's values (grouped
+//! counts, anti- and semi-joins: `sparql::analytic`) need no term per row.
+//! Within one base, one column's dictionary gives each term one id (a file
+//! has one producer, so one spelling per term), so equal ids are equal terms
+//! and a key can be hashed as a `u32`. Which base rows the view shows is
+//! still decided by [`View::shows_base_row`], the rule [`super::Quads`]
+//! applies; only a row in a graph the log touches is rendered to decide it.
+
+use std::collections::HashMap;
+
+use super::terms::Tok;
+use super::{Graphs, View, ViewQuad};
+use crate::format::term::DEFAULT_GRAPH;
+use crate::store::read::{Rows, Scan};
+use crate::store::sidecars::mapped::DictMap;
+use crate::store::StoreError;
+
+/// One row group's visible rows: `[s, p, o, g]` ids into `dicts`.
+pub struct IdRows<'a> {
+    pub dicts: [&'a DictMap; 4],
+    pub ids: Vec<[u32; 4]>,
+}
+
+/// The answer to one pattern in ids ([`View::id_quads`]).
+pub struct IdQuads<'a> {
+    view: View<'a>,
+    scan: Option<Scan<'a>>,
+    with_default: bool,
+    /// Per graph id: what the view does with its rows.
+    plain_graph: HashMap<u32, GraphRows>,
+    /// Whether a row can be hidden at all (else every row is shown).
+    check_rows: bool,
+    /// The quads the overlay adds in range.
+    pub added: Vec<ViewQuad<'a>>,
+}
+
+impl<'a> View<'a> {
+    /// [`View::quads`] as ids. `None` when the base's rows do not come as
+    /// ids (no dictionaries): the caller evaluates instead.
+    ///
+    /// Only `columns` are read (see [`crate::store::read::Scan::only_columns`]),
+    /// and the graph column when the view may hide a row by its graph;
+    /// every column when the log touches a graph, since a row there is
+    /// rendered whole to decide.
+    pub fn id_quads(
+        &self,
+        s: Option<&Tok<'a>>,
+        p: Option<&Tok<'a>>,
+        o: Option<&Tok<'a>>,
+        graphs: Graphs<'_, 'a>,
+        columns: [bool; 4],
+    ) -> Result<Option<IdQuads<'a>>, StoreError> {
+        if self.store.sidecars.all_dicts().is_none() {
+            return Ok(None);
+        }
+        let (mut quads, _) = self.quads(s, p, o, graphs)?;
+        let with_default = quads.with_default;
+        let touched = !self.overlay.graphs.is_empty();
+        let mut read = columns;
+        read[3] |= !with_default || touched;
+        if touched {
+            read = [true; 4];
+        }
+        let mut scan = quads.scan.take();
+        if let Some(scan) = scan.as_mut() {
+            scan.only_columns(read);
+        }
+        Ok(Some(IdQuads {
+            view: *self,
+            scan,
+            with_default,
+            check_rows: !with_default || touched,
+            plain_graph: HashMap::new(),
+            added: std::mem::take(&mut quads.added).collect(),
+        }))
+    }
+}
+
+impl<'a> IdQuads<'a> {
+    /// The next row group's visible rows.
+    pub fn next_rows(&mut self) -> Result<Next<'a>, StoreError> {
+        let Some(scan) = self.scan.as_mut() else { return Ok(Next::End) };
+        let Some(rows) = scan.next_group(self.view.cache) else { return Ok(Next::End) };
+        let Rows::Ids { dicts, mut ids } = rows? else { return Ok(Next::Tokens) };
+        let mut keep = Vec::with_capacity(ids.len());
+        for r in &ids {
+            keep.push(self.shows(dicts, r)?);
+        }
+        let mut k = keep.into_iter();
+        ids.retain(|_| k.next().unwrap_or(false));
+        Ok(Next::Rows(IdRows { dicts, ids }))
+    }
+
+    fn shows(&mut self, dicts: [&'a DictMap; 4], r: &[u32; 4]) -> Result<bool, StoreError> {
+        if !self.check_rows {
+            return Ok(true);
+        }
+        let graph = match self.plain_graph.get(&r[3]) {
+            Some(&g) => g,
+            None => {
+                let g = dicts[3].token(r[3])?;
+                let graph = if g == DEFAULT_GRAPH.as_bytes() && !self.with_default {
+                    GraphRows::Hidden
+                } else if self.view.overlay.touches(std::str::from_utf8(g).unwrap_or("")) {
+                    GraphRows::Checked
+                } else {
+                    GraphRows::Shown
+                };
+                self.plain_graph.insert(r[3], graph);
+                graph
+            }
+        };
+        match graph {
+            GraphRows::Shown => return Ok(true),
+            GraphRows::Hidden => return Ok(false),
+            // The log touches the graph: every column was read (`id_quads`).
+            GraphRows::Checked => {}
+        }
+        let mut cells: [Option<Tok<'a>>; 4] = Default::default();
+        for c in 0..4 {
+            let raw = dicts[c].token(r[c])?;
+            cells[c] = Some(if c == 3 && raw == DEFAULT_GRAPH.as_bytes() {
+                Tok::Ref(raw)
+            } else {
+                self.view.cell(raw)?
+            });
+        }
+        let [s, p, o, g] = cells.map(|c| c.expect("filled"));
+        Ok(self.view.shows_base_row([&s, &p, &o, &g], self.with_default))
+    }
+}
+
+/// What the view does with a graph's base rows.
+#[derive(Clone, Copy)]
+enum GraphRows {
+    Shown,
+    /// The default graph, to a pattern over named graphs.
+    Hidden,
+    /// A graph the log touches: each row is looked at.
+    Checked,
+}
+
+/// What [`IdQuads::next_rows`] read.
+pub enum Next<'a> {
+    Rows(IdRows<'a>),
+    /// The row group came as tokens (read without dictionaries): the
+    /// caller evaluates instead.
+    Tokens,
+    End,
+}
