@@ -60,6 +60,10 @@ impl Hasher for IdHasher {
 type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
 type IdSet = HashSet<u32, BuildHasherDefault<IdHasher>>;
 
+/// Rows a listed anti-/semi-join holds before it leaves the query to
+/// evaluation, which streams them (a count holds none).
+const MAX_ROWS: usize = 1 << 20;
+
 /// One side: a triple pattern, optionally inside `GRAPH`.
 #[derive(Clone, Debug)]
 struct Operand {
@@ -513,6 +517,10 @@ impl Filtered {
                 let want = want.as_ref().expect("set above");
                 for ids in r.ids.iter().filter(|ids| want.contains_key(&ids[lc]) == self.keep_matched) {
                     count += 1;
+                    if rows.len() == MAX_ROWS {
+                        // More than a result worth holding: evaluation streams it.
+                        return Ok(None);
+                    }
                     if !cols.is_empty() {
                         let mut row = Vec::with_capacity(cols.len());
                         for &c in &cols {

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::terms::Tok;
-use super::{Graphs, View, ViewQuad};
+use super::{GraphRows, Graphs, View, ViewQuad};
 use crate::format::term::DEFAULT_GRAPH;
 use crate::store::read::{Rows, Scan};
 use crate::store::sidecars::mapped::DictMap;
@@ -101,16 +101,9 @@ impl<'a> IdQuads<'a> {
         let graph = match self.plain_graph.get(&r[3]) {
             Some(&g) => g,
             None => {
-                let g = dicts[3].token(r[3])?;
-                let graph = if g == DEFAULT_GRAPH.as_bytes() && !self.with_default {
-                    GraphRows::Hidden
-                } else if self.view.overlay.touches(std::str::from_utf8(g).unwrap_or("")) {
-                    GraphRows::Checked
-                } else {
-                    GraphRows::Shown
-                };
-                self.plain_graph.insert(r[3], graph);
-                graph
+                let g = self.view.graph_rows(dicts[3].token(r[3])?, self.with_default);
+                self.plain_graph.insert(r[3], g);
+                g
             }
         };
         match graph {
@@ -131,16 +124,6 @@ impl<'a> IdQuads<'a> {
         let [s, p, o, g] = cells.map(|c| c.expect("filled"));
         Ok(self.view.shows_base_row([&s, &p, &o, &g], self.with_default))
     }
-}
-
-/// What the view does with a graph's base rows.
-#[derive(Clone, Copy)]
-enum GraphRows {
-    Shown,
-    /// The default graph, to a pattern over named graphs.
-    Hidden,
-    /// A graph the log touches: each row is looked at.
-    Checked,
 }
 
 /// What [`IdQuads::next_rows`] read.

@@ -63,6 +63,17 @@ pub struct GraphsHeld {
     pub named: bool,
 }
 
+/// What the view does with a graph's base rows ([`View::graph_rows`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphRows {
+    /// Every row is shown.
+    Shown,
+    /// None is: the default graph, to a pattern over named graphs.
+    Hidden,
+    /// The log touches the graph: each row is looked at.
+    Checked,
+}
+
 /// One quad of the view, in canonical tokens; `g` is `None` in the default graph.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ViewQuad<'a> {
@@ -182,13 +193,25 @@ impl<'a> View<'a> {
     /// or not: the one rule for base rows, which [`Quads`] and
     /// [`ids::IdQuads`] both apply.
     pub fn shows_base_row(&self, [s, p, o, g]: [&Tok<'_>; 4], with_default: bool) -> bool {
-        if g.bytes() == term::DEFAULT_GRAPH.as_bytes() && !with_default {
-            return false;
+        match self.graph_rows(g.bytes(), with_default) {
+            GraphRows::Shown => true,
+            GraphRows::Hidden => false,
+            GraphRows::Checked => !self.overlay.hides([s.as_str(), p.as_str(), o.as_str(), g.as_str()]),
         }
-        // Only a graph the log touches can hide a row: look at the graph
-        // before the rest of the row.
-        let overlay = self.overlay;
-        !(overlay.touches(g.as_str()) && overlay.hides([s.as_str(), p.as_str(), o.as_str(), g.as_str()]))
+    }
+
+    /// What the view does with the base rows of graph `g` (a canonical
+    /// token): the part of [`View::shows_base_row`] that depends on the
+    /// graph alone, so a reader of ids can decide once per graph.
+    pub fn graph_rows(&self, g: &[u8], with_default: bool) -> GraphRows {
+        if g == term::DEFAULT_GRAPH.as_bytes() && !with_default {
+            GraphRows::Hidden
+        } else if self.overlay.touches(std::str::from_utf8(g).unwrap_or("")) {
+            // Only a graph the log touches can hide a row.
+            GraphRows::Checked
+        } else {
+            GraphRows::Shown
+        }
     }
 
     /// Quads the overlay adds, in the graphs the pattern allows.

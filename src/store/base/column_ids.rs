@@ -86,12 +86,9 @@ fn decode(
                 let data = decompress(info.codec, page, raw_len, &mut scratch)?;
                 let mut page = DictPage::new(data.to_vec(), usize::try_from(h.num_values).ok()?)?;
                 if want.is_none() {
-                    // Every value will be needed: resolve them in byte order,
-                    // so the lookup (a galloping search from the last
-                    // position) walks forward through neighbouring blocks of
-                    // the `.dict` instead of searching it from the middle
-                    // for each value of a page in first-seen order.
-                    for k in page.sorted_order() {
+                    // Every value will be needed: resolve them in page order,
+                    // which for a sorted page lets the lookup walk forward.
+                    for k in 0..page.spans.len() {
                         page.id(k, sink.lookup)?;
                     }
                 }
@@ -208,20 +205,6 @@ impl DictPage {
         }
         let ids = vec![None; spans.len()];
         Some(DictPage { data, spans, ids })
-    }
-
-    fn value(&self, k: usize) -> &[u8] {
-        let (a, b) = self.spans[k];
-        &self.data[a..b]
-    }
-
-    /// The values' indexes in byte order (page order when already sorted).
-    fn sorted_order(&self) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.spans.len()).collect();
-        if !order.windows(2).all(|w| self.value(w[0]) <= self.value(w[1])) {
-            order.sort_unstable_by(|&a, &b| self.value(a).cmp(self.value(b)));
-        }
-        order
     }
 
     fn id(&mut self, k: usize, lookup: &mut dyn FnMut(&[u8]) -> Option<u32>) -> Option<u32> {
