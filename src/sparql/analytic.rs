@@ -405,12 +405,75 @@ fn filtered_of(query: &Query) -> Option<Filtered> {
     Some(Filtered { shared, left, right, keep_matched, out })
 }
 
+/// Rows per id of one dictionary: a vector indexed by id when the
+/// dictionary is small enough ([`DENSE_IDS`]: no hashing at all), else a
+/// hash map of the ids met.
+#[derive(Clone)]
+enum Counts {
+    Dense { by_id: Vec<u32>, distinct: usize },
+    Hashed(IdMap<usize>),
+}
+
+/// Dictionaries up to this many ids are counted in a vector (32 MiB).
+const DENSE_IDS: usize = 1 << 23;
+
+impl Counts {
+    fn for_dict(dict: &DictMap) -> Counts {
+        // Debug builds (the tests, whose dictionaries are all small) hash
+        // every other one, so both forms are checked against evaluation.
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let hashed_for_tests = cfg!(debug_assertions)
+            && MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(2);
+        if dict.len() <= DENSE_IDS && !hashed_for_tests {
+            Counts::Dense { by_id: vec![0; dict.len()], distinct: 0 }
+        } else {
+            Counts::Hashed(IdMap::default())
+        }
+    }
+
+    fn add(&mut self, id: u32, n: usize) {
+        match self {
+            Counts::Dense { by_id, distinct } => {
+                if let Some(c) = by_id.get_mut(id as usize) {
+                    *distinct += usize::from(*c == 0);
+                    *c = c.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
+                }
+            }
+            Counts::Hashed(m) => *m.entry(id).or_insert(0) += n,
+        }
+    }
+
+    fn get(&self, id: u32) -> usize {
+        match self {
+            Counts::Dense { by_id, .. } => by_id.get(id as usize).map_or(0, |&c| c as usize),
+            Counts::Hashed(m) => m.get(&id).copied().unwrap_or(0),
+        }
+    }
+
+    fn distinct(&self) -> usize {
+        match self {
+            Counts::Dense { distinct, .. } => *distinct,
+            Counts::Hashed(m) => m.len(),
+        }
+    }
+
+    /// Each id met and its count.
+    fn each(&self) -> Box<dyn Iterator<Item = (u32, usize)> + '_> {
+        match self {
+            Counts::Dense { by_id, .. } => Box::new(
+                by_id.iter().enumerate().filter(|(_, &c)| c > 0).map(|(id, &c)| (id as u32, c as usize)),
+            ),
+            Counts::Hashed(m) => Box::new(m.iter().map(|(&id, &n)| (id, n))),
+        }
+    }
+}
+
 /// One side's values of a join variable and how many rows hold each: per
 /// part, counts by id of that part's dictionary, and the added quads'
 /// values by token.
 struct KeyCounts<'a> {
     col: usize,
-    parts: Vec<(IdMap<usize>, Option<&'a DictMap>)>,
+    parts: Vec<(Counts, Option<&'a DictMap>)>,
     added: HashMap<Vec<u8>, usize>,
 }
 
@@ -421,13 +484,16 @@ impl<'a> KeyCounts<'a> {
         let Some(scans) = op.scan(ds, &[col])? else { return Ok(None) };
         let mut keys = KeyCounts { col, parts: Vec::new(), added: HashMap::new() };
         for mut scan in scans {
-            let (mut ids, mut dict) = (IdMap::default(), None);
+            let (mut ids, mut dict) = (Counts::Hashed(IdMap::default()), None);
             loop {
                 match scan.next_rows()? {
                     Next::Rows(r) => {
+                        if dict.is_none() {
+                            ids = Counts::for_dict(r.dicts[col]);
+                        }
                         dict = Some(r.dicts[col]);
                         for q in &r.ids {
-                            *ids.entry(q[col]).or_insert(0) += 1;
+                            ids.add(q[col], 1);
                         }
                     }
                     Next::Tokens => return Ok(None),
@@ -444,38 +510,45 @@ impl<'a> KeyCounts<'a> {
 
     /// Every value's count over all parts and added quads, keyed by its id
     /// in part `i`'s column `col` dictionary `dict`: the same ids where they
-    /// come from that dictionary, else each value looked up in it once (a
-    /// value it lacks matches no base row of the part).
+    /// come from that dictionary (borrowed when that is all there is), else
+    /// each value looked up in it once (a value it lacks matches no base row
+    /// of the part).
     fn counts_in(
         &self,
         ds: &StoreDataset,
         i: usize,
         dict: &DictMap,
         col: usize,
-    ) -> Result<IdMap<usize>, StoreError> {
-        let mut out: IdMap<usize> = IdMap::default();
-        let add = |t: &Tok, n: usize, out: &mut IdMap<usize>| -> Result<(), StoreError> {
+    ) -> Result<std::borrow::Cow<'_, Counts>, StoreError> {
+        let same = |j: usize, kdict: &DictMap| j == i && col == self.col && std::ptr::eq(kdict, dict);
+        if let [(ids, Some(kdict))] = self.parts.as_slice() {
+            if same(0, kdict) && self.added.is_empty() {
+                return Ok(std::borrow::Cow::Borrowed(ids));
+            }
+        }
+        let mut out = Counts::for_dict(dict);
+        let add = |t: &Tok, n: usize, out: &mut Counts| -> Result<(), StoreError> {
             if let Some(id) = id_in(ds, i, col, t)? {
-                *out.entry(id).or_insert(0) += n;
+                out.add(id, n);
             }
             Ok(())
         };
         for (j, (ids, kdict)) in self.parts.iter().enumerate() {
             let Some(kdict) = kdict else { continue };
-            if j == i && col == self.col && std::ptr::eq(*kdict, dict) {
-                for (&id, &n) in ids {
-                    *out.entry(id).or_insert(0) += n;
+            if same(j, kdict) {
+                for (id, n) in ids.each() {
+                    out.add(id, n);
                 }
                 continue;
             }
-            for (&id, &n) in ids {
+            for (id, n) in ids.each() {
                 add(&canonical(kdict, id)?, n, &mut out)?;
             }
         }
         for (t, &n) in &self.added {
             add(&Tok::Ref(t), n, &mut out)?;
         }
-        Ok(out)
+        Ok(std::borrow::Cow::Owned(out))
     }
 
     /// How many rows hold the value `v` (an added quad's), over all parts.
@@ -483,7 +556,7 @@ impl<'a> KeyCounts<'a> {
         let mut n = self.added.get(v.bytes()).copied().unwrap_or(0);
         for (j, (ids, _)) in self.parts.iter().enumerate() {
             if let Some(id) = id_in(ds, j, self.col, v)? {
-                n += ids.get(&id).copied().unwrap_or(0);
+                n += ids.get(id);
             }
         }
         Ok(n)
@@ -504,7 +577,7 @@ impl Filtered {
         let Some(scans) = self.left.scan(ds, &read)? else { return Ok(None) };
         let (mut count, mut rows) = (0usize, Vec::new());
         for (i, mut scan) in scans.into_iter().enumerate() {
-            let mut want: Option<IdMap<usize>> = None;
+            let mut want: Option<std::borrow::Cow<Counts>> = None;
             loop {
                 let r = match scan.next_rows()? {
                     Next::Rows(r) => r,
@@ -515,7 +588,7 @@ impl Filtered {
                     want = Some(right.counts_in(ds, i, r.dicts[lc], lc)?);
                 }
                 let want = want.as_ref().expect("set above");
-                for ids in r.ids.iter().filter(|ids| want.contains_key(&ids[lc]) == self.keep_matched) {
+                for ids in r.ids.iter().filter(|ids| (want.get(ids[lc]) > 0) == self.keep_matched) {
                     count += 1;
                     if rows.len() == MAX_ROWS {
                         // More than a result worth holding: evaluation streams it.
@@ -605,10 +678,11 @@ impl JoinCount {
         for (i, (ids, dict)) in left.parts.iter().enumerate() {
             let Some(dict) = dict else { continue };
             let other = right.counts_in(ds, i, dict, lc)?;
-            // Walk the smaller map, probe the larger.
-            let (small, large) = if ids.len() <= other.len() { (ids, &other) } else { (&other, ids) };
-            for (id, a) in small {
-                n += a * large.get(id).copied().unwrap_or(0);
+            // Walk the one with fewer values, probe the other.
+            let (small, large) =
+                if ids.distinct() <= other.distinct() { (ids, &*other) } else { (&*other, ids) };
+            for (id, a) in small.each() {
+                n += a * large.get(id);
             }
         }
         for (t, &a) in &left.added {

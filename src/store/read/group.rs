@@ -43,6 +43,8 @@ pub(super) struct Group<'s> {
     pub sliced: bool,
     /// The columns the reader uses (`Scan::only_columns`).
     pub columns: [bool; 4],
+    /// The reader takes each row once ([`Group::reading`]).
+    pub one_pass: bool,
 }
 
 impl<'s> Group<'s> {
@@ -64,19 +66,20 @@ impl<'s> Group<'s> {
             cache,
             sliced: false,
             columns: [true; 4],
+            one_pass: false,
         }
     }
 
     /// Reads only `columns` (and bound ones). A reader that names its
     /// columns takes each row once (a count, a group, a join's key set), so
     /// its cells are read sparsely whenever candidates narrow the rows:
-    /// decoding a whole column into ids pays off only for a join that comes
-    /// back to the row group, and looks up every value of the chunk's
+    /// decoding a whole column into ids looks up every value of the chunk's
     /// dictionary where the candidates' cells may hold a few (`memberOf`'s
-    /// departments).
+    /// departments). A column touched again (the endpoint's next request)
+    /// is decoded whole and cached, as for a join that comes back.
     pub fn reading(mut self, columns: [bool; 4]) -> Self {
         self.columns = columns;
-        self.sliced |= columns != [true; 4];
+        self.one_pass = columns != [true; 4];
         self
     }
 
@@ -390,7 +393,7 @@ impl<'s> Group<'s> {
     ) -> Result<(), StoreError> {
         let (rg, rows) = (self.rg, self.rows);
         if let Some((source, c)) = &cand {
-            if c.len() * SPARSE <= rows || (self.sliced && c.len() < rows) {
+            if c.len() * SPARSE <= rows || (self.one_pass && c.len() < rows) {
                 if let Some(found) = self.probe_sparse(*source, c, dicts, ex)? {
                     out.extend(found);
                     return Ok(());
