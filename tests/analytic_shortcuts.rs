@@ -17,7 +17,7 @@ mod common;
 use proptest::prelude::*;
 
 use cottas_tui::import::{self, ImportOptions};
-use cottas_tui::sparql::run::{run_query, OutputFormat, QueryOptions};
+use cottas_tui::sparql::run::{run_query, OutputFormat, QueryError, QueryOptions};
 use cottas_tui::view::Snapshot;
 
 const P: &str = "PREFIX x: <http://x/> ";
@@ -274,5 +274,30 @@ fn the_benchmark_shapes_take_the_shortcut() {
         "SELECT (COUNT(*) AS ?n) { ?x x:p0 ?c . ?t x:p3 ?c }",
     ] {
         assert!(same(&[&snap], &format!("{P}{q}"), true), "{q} was evaluated, not answered by the shortcut");
+    }
+}
+
+/// A query whose deadline has passed stops in the shortcut as it does in
+/// evaluation: a timeout, not an answer (the endpoint's deadlines and
+/// `--timeout` cancel the same token).
+#[test]
+fn a_cancelled_query_stops_in_the_shortcut() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = Snapshot::open(&store(dir.path(), 0, false), 1 << 20).unwrap();
+    let token = spareval::CancellationToken::new();
+    token.cancel();
+    for q in [
+        "SELECT ?c (COUNT(*) AS ?n) { ?s x:p1 ?c } GROUP BY ?c",
+        "SELECT (COUNT(*) AS ?n) { ?x x:p0 ?y MINUS { ?x x:p1 ?a } }",
+        "SELECT (COUNT(*) AS ?n) { ?x x:p0 ?c . ?t x:p3 ?c }",
+    ] {
+        let opts = QueryOptions {
+            format: Some(OutputFormat::Tsv),
+            cancel: Some(token.clone()),
+            timeout: Some(std::time::Duration::from_secs(1)),
+            ..QueryOptions::default()
+        };
+        let err = run_query(&[snap.view()], &format!("{P}{q}"), &opts, &mut Vec::new()).unwrap_err();
+        assert!(matches!(err, QueryError::Timeout(_)), "{q}: {err}");
     }
 }

@@ -64,6 +64,19 @@ type IdSet = HashSet<u32, BuildHasherDefault<IdHasher>>;
 /// evaluation, which streams them (a count holds none).
 const MAX_ROWS: usize = 1 << 20;
 
+/// Whether the query was cancelled (its deadline passed): checked before
+/// each row group.
+pub type Stop<'s> = &'s dyn Fn() -> bool;
+
+/// The next row group of `scan`, or [`StoreError::Cancelled`] once `stop`
+/// says so.
+fn next_rows<'a>(scan: &mut IdQuads<'a>, stop: Stop) -> Result<Next<'a>, StoreError> {
+    if stop() {
+        return Err(StoreError::Cancelled { path: std::path::PathBuf::new() });
+    }
+    scan.next_rows()
+}
+
 /// One side: a triple pattern, optionally inside `GRAPH`.
 #[derive(Clone, Debug)]
 struct Operand {
@@ -166,12 +179,13 @@ impl Analytic {
     pub fn answer(
         &self,
         ds: &StoreDataset,
+        stop: Stop,
     ) -> Result<Option<spareval::QuerySolutionIter<'static>>, StoreError> {
         match self {
-            Analytic::Grouped(g) => Ok(g.rows(ds)?.and_then(|rows| g.shape.solutions_of(rows))),
-            Analytic::Filtered(f) => f.answer(ds),
-            Analytic::Distinct(d) => Ok(d.count(ds)?.map(|n| count_solution(&d.out, n))),
-            Analytic::JoinCount(j) => Ok(j.count(ds)?.map(|n| count_solution(&j.out, n))),
+            Analytic::Grouped(g) => Ok(g.rows(ds, stop)?.and_then(|rows| g.shape.solutions_of(rows))),
+            Analytic::Filtered(f) => f.answer(ds, stop),
+            Analytic::Distinct(d) => Ok(d.count(ds, stop)?.map(|n| count_solution(&d.out, n))),
+            Analytic::JoinCount(j) => Ok(j.count(ds, stop)?.map(|n| count_solution(&j.out, n))),
         }
     }
 }
@@ -236,7 +250,7 @@ fn distinct_count_of(query: &Query) -> Option<DistinctCount> {
 impl DistinctCount {
     /// Distinct ids per part; over one part with no added quads their
     /// number, else the values named and merged by canonical token.
-    fn count(&self, ds: &StoreDataset) -> Result<Option<usize>, StoreError> {
+    fn count(&self, ds: &StoreDataset, stop: Stop) -> Result<Option<usize>, StoreError> {
         let Some(scans) = self.op.scan(ds, &[self.col])? else { return Ok(None) };
         let single = scans.len() == 1;
         let mut tokens: HashSet<Vec<u8>> = HashSet::new();
@@ -244,7 +258,7 @@ impl DistinctCount {
         for mut scan in scans {
             let (mut ids, mut dict) = (IdSet::default(), None);
             loop {
-                match scan.next_rows()? {
+                match next_rows(&mut scan, stop)? {
                     Next::Rows(r) => {
                         dict = Some(r.dicts[self.col]);
                         ids.extend(r.ids.iter().map(|q| q[self.col]));
@@ -299,14 +313,14 @@ impl GroupedCount {
     /// Each value and its count: per part, counted by id, then named and
     /// summed by canonical token (a corpus's parts are one bag, as in
     /// evaluation), plus the added quads.
-    fn rows(&self, ds: &StoreDataset) -> Result<Option<Vec<(Term, usize)>>, StoreError> {
+    fn rows(&self, ds: &StoreDataset, stop: Stop) -> Result<Option<Vec<(Term, usize)>>, StoreError> {
         let Some(scans) = self.op.scan(ds, &[self.col])? else { return Ok(None) };
         let mut total: HashMap<Vec<u8>, usize> = HashMap::new();
         for mut scan in scans {
             let mut by_id: IdMap<usize> = IdMap::default();
             let mut dict = None;
             loop {
-                match scan.next_rows()? {
+                match next_rows(&mut scan, stop)? {
                     Next::Rows(r) => {
                         dict = Some(r.dicts[self.col]);
                         for ids in &r.ids {
@@ -480,13 +494,18 @@ struct KeyCounts<'a> {
 impl<'a> KeyCounts<'a> {
     /// `op`'s rows counted by their value in column `col`; `None` when a
     /// part cannot give ids.
-    fn of(op: &Operand, ds: &StoreDataset<'a>, col: usize) -> Result<Option<KeyCounts<'a>>, StoreError> {
+    fn of(
+        op: &Operand,
+        ds: &StoreDataset<'a>,
+        col: usize,
+        stop: Stop,
+    ) -> Result<Option<KeyCounts<'a>>, StoreError> {
         let Some(scans) = op.scan(ds, &[col])? else { return Ok(None) };
         let mut keys = KeyCounts { col, parts: Vec::new(), added: HashMap::new() };
         for mut scan in scans {
             let (mut ids, mut dict) = (Counts::Hashed(IdMap::default()), None);
             loop {
-                match scan.next_rows()? {
+                match next_rows(&mut scan, stop)? {
                     Next::Rows(r) => {
                         if dict.is_none() {
                             ids = Counts::for_dict(r.dicts[col]);
@@ -564,11 +583,15 @@ impl<'a> KeyCounts<'a> {
 }
 
 impl Filtered {
-    fn answer(&self, ds: &StoreDataset) -> Result<Option<spareval::QuerySolutionIter<'static>>, StoreError> {
+    fn answer(
+        &self,
+        ds: &StoreDataset,
+        stop: Stop,
+    ) -> Result<Option<spareval::QuerySolutionIter<'static>>, StoreError> {
         let (Some(lc), Some(rc)) = (self.left.col_of(&self.shared), self.right.col_of(&self.shared)) else {
             return Ok(None);
         };
-        let Some(right) = KeyCounts::of(&self.right, ds, rc)? else { return Ok(None) };
+        let Some(right) = KeyCounts::of(&self.right, ds, rc, stop)? else { return Ok(None) };
         let cols: Vec<usize> = match &self.out {
             Output::Count(_) => Vec::new(),
             Output::Rows(vars) => vars.iter().filter_map(|v| self.left.col_of(v)).collect(),
@@ -579,7 +602,7 @@ impl Filtered {
         for (i, mut scan) in scans.into_iter().enumerate() {
             let mut want: Option<std::borrow::Cow<Counts>> = None;
             loop {
-                let r = match scan.next_rows()? {
+                let r = match next_rows(&mut scan, stop)? {
                     Next::Rows(r) => r,
                     Next::Tokens => return Ok(None),
                     Next::End => break,
@@ -665,12 +688,12 @@ fn join_count_of(query: &Query) -> Option<JoinCount> {
 }
 
 impl JoinCount {
-    fn count(&self, ds: &StoreDataset) -> Result<Option<usize>, StoreError> {
+    fn count(&self, ds: &StoreDataset, stop: Stop) -> Result<Option<usize>, StoreError> {
         let (Some(lc), Some(rc)) = (self.left.col_of(&self.shared), self.right.col_of(&self.shared)) else {
             return Ok(None);
         };
         let (Some(left), Some(right)) =
-            (KeyCounts::of(&self.left, ds, lc)?, KeyCounts::of(&self.right, ds, rc)?)
+            (KeyCounts::of(&self.left, ds, lc, stop)?, KeyCounts::of(&self.right, ds, rc, stop)?)
         else {
             return Ok(None);
         };

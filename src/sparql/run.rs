@@ -199,7 +199,11 @@ pub fn run_parsed(
     let empty_default_graph =
         opts.hints && super::hints::reads_an_empty_default_graph(query, parts, union_default_graph);
     let dataset = StoreDataset::of(parts.to_vec(), &explain).with_union_default_graph(union_default_graph);
-    if let Some(results) = shortcut(query, &dataset, opts)? {
+    let token = opts.cancel.clone().unwrap_or_default();
+    // Shortcuts and evaluation alike stop at the deadline.
+    let _deadline = opts.timeout.filter(|_| opts.cancel.is_none()).map(|d| Deadline::start(token.clone(), d));
+    let cancelled = || token.is_cancelled();
+    if let Some(results) = shortcut_until(query, &dataset, opts, &cancelled)? {
         let evaluation = |e: spareval::QueryEvaluationError| QueryError::Evaluation(e.to_string());
         let (rows, truncated) = write_results(results, opts, out, &evaluation, None)?;
         let explain = explain.into_inner();
@@ -212,20 +216,9 @@ pub fn run_parsed(
             empty_default_graph,
         });
     }
-    let rewritten = answered_subqueries(query, &dataset, opts)?;
+    let rewritten = answered_subqueries(query, &dataset, opts, &cancelled)?;
     let query = rewritten.as_ref().unwrap_or(query);
-    let token = opts.cancel.clone().unwrap_or_default();
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
-    let timer = opts.timeout.filter(|_| opts.cancel.is_none()).map(|d| {
-        let t = token.clone();
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let h = std::thread::spawn(move || {
-            if rx.recv_timeout(d).is_err() {
-                t.cancel();
-            }
-        });
-        (tx, h)
-    });
     // spareval's own "union" covers the named graphs only; ours is every graph,
     // the default one included, answered by the dataset itself.
     let prepared = evaluator.prepare(query);
@@ -237,7 +230,6 @@ pub fn run_parsed(
     } else {
         (prepared.execute(dataset), None)
     };
-    let cancelled = || token.is_cancelled();
     let map_eval = |e: spareval::QueryEvaluationError| {
         if cancelled() {
             QueryError::Timeout(opts.timeout.unwrap_or_default())
@@ -247,20 +239,55 @@ pub fn run_parsed(
     };
     let results = results.map_err(map_eval)?;
     let (rows, truncated) = write_results(results, opts, out, &map_eval, Some(&token))?;
-    if let Some((tx, h)) = timer {
-        let _ = tx.send(());
-        let _ = h.join();
-    }
     let explain = explain.into_inner();
     Ok(QuerySummary { rows, truncated, explain, plan, shortcut: false, empty_default_graph })
 }
 
+/// Cancels a token once its time is up, unless dropped first (the query
+/// ended, or failed).
+struct Deadline {
+    stop: Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
+}
+
+impl Deadline {
+    fn start(token: CancellationToken, after: Duration) -> Deadline {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let h = std::thread::spawn(move || {
+            if rx.recv_timeout(after).is_err() {
+                token.cancel();
+            }
+        });
+        Deadline { stop: Some((tx, h)) }
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        if let Some((tx, h)) = self.stop.take() {
+            let _ = tx.send(());
+            let _ = h.join();
+        }
+    }
+}
+
 /// The answer from `sparql::shortcut`, when one applies (the TUI's query
-/// view asks too, before it evaluates).
+/// view asks too, before it evaluates); `opts.cancel` stops it.
 pub fn shortcut(
     query: &spargebra::Query,
     dataset: &StoreDataset,
     opts: &QueryOptions,
+) -> Result<Option<QueryResults<'static>>, QueryError> {
+    let cancelled = || opts.cancel.as_ref().is_some_and(CancellationToken::is_cancelled);
+    shortcut_until(query, dataset, opts, &cancelled)
+}
+
+/// [`shortcut`], stopped with [`QueryError::Timeout`] once `cancelled` says
+/// so (checked between row groups by the operators that read many).
+pub fn shortcut_until(
+    query: &spargebra::Query,
+    dataset: &StoreDataset,
+    opts: &QueryOptions,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<Option<QueryResults<'static>>, QueryError> {
     use super::shortcut::{count_of, distinct_of, group_count_of};
     if opts.no_shortcuts || opts.explain {
@@ -277,7 +304,11 @@ pub fn shortcut(
         }
     }
     if let Some(analytic) = super::analytic::analytic_of(query) {
-        if let Some(results) = analytic.answer(dataset).map_err(QueryError::Store)? {
+        let stopped = |e| match e {
+            StoreError::Cancelled { .. } => QueryError::Timeout(opts.timeout.unwrap_or_default()),
+            e => QueryError::Store(e),
+        };
+        if let Some(results) = analytic.answer(dataset, cancelled).map_err(stopped)? {
             return Ok(Some(results.into()));
         }
     }
@@ -295,11 +326,12 @@ pub fn answered_subqueries(
     query: &spargebra::Query,
     dataset: &StoreDataset,
     opts: &QueryOptions,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<Option<spargebra::Query>, QueryError> {
     if opts.no_shortcuts || opts.explain {
         return Ok(None);
     }
-    super::subquery::answered(query, &mut |q| shortcut(q, dataset, opts))
+    super::subquery::answered(query, &mut |q| shortcut_until(q, dataset, opts, cancelled))
 }
 
 /// Writes the results; returns the rows written and whether `max_rows` cut

@@ -461,13 +461,14 @@ fn run_for_table(
             e.to_string()
         }
     };
-    let quick = crate::sparql::run::shortcut(&query, &dataset, &QueryOptions::default())
+    let stop = || token.is_cancelled();
+    let quick = crate::sparql::run::shortcut_until(&query, &dataset, &QueryOptions::default(), &stop)
         .map_err(|e| e.to_string())?;
     let results = match quick {
         Some(results) => results,
         None => {
             let rewritten =
-                crate::sparql::run::answered_subqueries(&query, &dataset, &QueryOptions::default())
+                crate::sparql::run::answered_subqueries(&query, &dataset, &QueryOptions::default(), &stop)
                     .map_err(|e| e.to_string())?;
             evaluator.prepare(rewritten.as_ref().unwrap_or(&query)).execute(dataset).map_err(cancelled)?
         }
