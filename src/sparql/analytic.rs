@@ -150,7 +150,7 @@ fn canonical<'a>(dict: &'a DictMap, id: u32) -> Result<Tok<'a>, StoreError> {
     let raw = dict.token(id)?;
     Tok::from_cell(raw).ok_or_else(|| {
         StoreError::format_anywhere(
-            std::path::Path::new(""),
+            dict.path(),
             format!("a cell is not a valid N-Triples term: {:?}", String::from_utf8_lossy(raw)),
         )
     })

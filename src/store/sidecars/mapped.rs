@@ -242,6 +242,11 @@ impl DictMap {
         Ok(None)
     }
 
+    /// The dictionary's file, for errors about what it holds.
+    pub fn path(&self) -> &std::path::Path {
+        self.file.path()
+    }
+
     /// Tokens in id order.
     pub fn tokens(&self) -> impl Iterator<Item = Result<&[u8]>> + '_ {
         (0..self.n as u32).map(move |id| self.token(id))
