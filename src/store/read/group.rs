@@ -223,9 +223,10 @@ impl<'s> Group<'s> {
             return Ok(Some(at.iter().map(|&r| c[r as usize]).collect()));
         }
         if let (0, true, Some(so)) = (col, self.store.sidecars.verified, self.store.sidecars.s_offsets()) {
-            if at.len() * SPARSE > self.rows {
+            if at.len() * SPARSE > self.rows && !self.sliced {
                 // Many rows: the whole row group's subjects in one walk of
-                // `.s.offsets` cost less than a search per row.
+                // `.s.offsets` cost less than a search per row (a slice of
+                // a scan with nothing bound stays sparse, see `sliced`).
                 let c = self.cache.ids(self.store, dict, rg, col, ex)?;
                 return Ok(Some(at.iter().map(|&r| c[r as usize]).collect()));
             }
