@@ -255,3 +255,26 @@ fn rollback_refuses_when_damage_hides_committed_batches() {
     assert!(err.contains("valid batch") && err.contains("truncate-torn-tail"), "{err}");
     assert_eq!(std::fs::read_link(chunk.join("current")).unwrap(), Path::new("v2"));
 }
+
+/// A verify killed with `kill -9` leaves its spill directory behind; the
+/// next verify removes it, and leaves a live process's alone.
+#[test]
+fn a_killed_verifys_spill_directory_is_removed_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let orphan = tmp.join(format!("cottas-tui-verify.{dead}.0"));
+    let alive = tmp.join(format!("cottas-tui-verify.{}.0", std::process::id()));
+    for d in [&orphan, &alive] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("dict-s.tokens"), b"left behind").unwrap();
+    }
+    let store = common::sample_store(dir.path());
+    let out = bin().arg("verify").arg(&store).env("TMPDIR", &tmp).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(!orphan.exists(), "the killed verify's directory is removed");
+    assert!(alive.exists(), "a running process's directory is kept");
+}

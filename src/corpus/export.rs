@@ -36,10 +36,13 @@ use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use crate::view::net::{net_effect, NetRow};
 use crate::view::overlay::Overlay;
+use crate::view::union::{Facts, Overlaps, Shared};
 
 /// The manifest's schema name and version: a reader checks both.
 pub const MANIFEST_SCHEMA: &str = "cottas-tui.corpus-export";
-pub const MANIFEST_VERSION: u32 = 1;
+/// Version 2: `cottas_quads` is a set (a quad several chunks hold is one
+/// row) and the manifest lists the chunks not shown disjoint.
+pub const MANIFEST_VERSION: u32 = 2;
 /// The delta files' columns, in order.
 pub const DELTA_COLUMNS: [&str; 5] = ["s", "p", "o", "g", "op"];
 /// Rows per row group of a delta file (the bases' row-group size).
@@ -64,6 +67,20 @@ pub struct Manifest {
     /// The corpus root, absolute, when the export was taken.
     pub root: PathBuf,
     pub chunks: Vec<ChunkEntry>,
+    /// Pairs of chunks that may hold a quad in common, and in which graphs:
+    /// the `cottas_quads` view deduplicates those rows. Empty when every
+    /// chunk is shown disjoint from every other ([`crate::view::union`]),
+    /// the fast path.
+    pub may_share: Vec<SharedPair>,
+}
+
+/// Two chunks (by name, earlier first) not shown disjoint.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SharedPair {
+    pub chunks: (String, String),
+    /// The graphs both may hold quads in (`DEFAULT` for the default
+    /// graph); `null`: any graph.
+    pub graphs: Option<Vec<String>>,
 }
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -121,16 +138,31 @@ pub fn export(
     let deltas = out.join("deltas");
     std::fs::create_dir_all(&deltas).map_err(|e| StoreError::io(&deltas, e))?;
     let mut entries = Vec::with_capacity(chunks.len());
+    let mut facts = Vec::with_capacity(chunks.len());
     for (i, chunk) in chunks.iter().enumerate() {
         let name = chunk_name(root, chunk);
         let delta_name = PathBuf::from("deltas").join(format!("{i:05}-{}.parquet", file_safe(&name)));
-        entries.push(export_chunk(root, chunk, name, out, &delta_name, opts)?);
+        let (entry, fact) = export_chunk(root, chunk, name, out, &delta_name, opts)?;
+        entries.push(entry);
+        facts.push(fact);
     }
+    let may_share = Overlaps::from_facts(&facts)
+        .pairs()
+        .into_iter()
+        .map(|(a, b, shared)| SharedPair {
+            chunks: (entries[a].name.clone(), entries[b].name.clone()),
+            graphs: match shared {
+                Shared::Graphs(g) => Some(g.iter().cloned().collect()),
+                _ => None,
+            },
+        })
+        .collect();
     let manifest = Manifest {
         schema: MANIFEST_SCHEMA.into(),
         version: MANIFEST_VERSION,
         root: abs_root,
         chunks: entries,
+        may_share,
     };
     let abs_out = std::path::absolute(out).map_err(|e| StoreError::io(out, e))?;
     let root_url = opts.root_url.clone().unwrap_or_else(|| manifest.root.display().to_string());
@@ -152,7 +184,7 @@ fn export_chunk(
     out: &Path,
     delta_name: &Path,
     opts: &ExportOptions,
-) -> Result<ChunkEntry, StoreError> {
+) -> Result<(ChunkEntry, Facts), StoreError> {
     let store = Store::open(chunk)?;
     let cache = ColumnCache::new(opts.cache_bytes.max(1 << 20));
     let log = match &store.layout.log {
@@ -172,6 +204,7 @@ fn export_chunk(
     };
     position.batches_visible = overlay.batches_visible;
     position.batches_shadowed = overlay.batches_shadowed;
+    let facts = Facts::of(&crate::view::View::new(&store, &overlay, &cache))?;
     let mut net = net_effect(&store, &overlay, &cache)?;
     let delta = if net.is_empty() {
         None
@@ -184,7 +217,7 @@ fn export_chunk(
     };
     let layout = &store.layout;
     let relative = |p: &Path| p.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| p.to_path_buf());
-    Ok(ChunkEntry {
+    let entry = ChunkEntry {
         name,
         version: layout.version.clone(),
         version_dir: relative(&layout.version_dir),
@@ -193,7 +226,8 @@ fn export_chunk(
         rows: store.base.num_rows(),
         log: position,
         delta,
-    })
+    };
+    Ok((entry, facts))
 }
 
 /// Writes the sorted net rows as Parquet: five UTF-8 columns, ZSTD.

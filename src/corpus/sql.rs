@@ -2,11 +2,14 @@
 //! `cottas_quads` view of an export (`corpus::views`), for DuckDB or Spark.
 //!
 //! The subset: basic graph patterns (in the default graph or under GRAPH),
-//! FILTER with comparisons, boolean logic, `+ - *`, BOUND, IN, sameTerm and
-//! the string and term functions below, OPTIONAL, UNION, sub-SELECTs,
-//! DISTINCT, ORDER BY, LIMIT/OFFSET, COUNT with GROUP BY and HAVING, and BIND
-//! of a variable or a constant. Anything else is refused, naming the
-//! construct, rather than translated approximately.
+//! FILTER with comparisons, boolean logic, arithmetic, BOUND, IN, sameTerm,
+//! IF, COALESCE, EXISTS / NOT EXISTS and the string and term functions
+//! below, OPTIONAL, UNION, MINUS, VALUES, sub-SELECTs, DISTINCT, ORDER BY,
+//! LIMIT/OFFSET, GROUP BY with HAVING and COUNT, SUM, AVG, MIN, MAX, SAMPLE
+//! and GROUP_CONCAT, BIND of any of these expressions, and property paths
+//! (`+` and `*` through a recursive query, which DuckDB has and Spark SQL
+//! 4.0 has not: refused for Spark, naming it). Anything else is refused,
+//! naming the construct, rather than translated approximately.
 //!
 //! Values stay N-Triples tokens, as the bases store them: each solution is a
 //! row with one column per variable (NULL when unbound), so joins compare
@@ -24,8 +27,9 @@ use std::fmt::Write;
 use oxrdf::{Literal, Term, Variable};
 use spargebra::algebra::{
     AggregateExpression, AggregateFunction, Expression, Function, GraphPattern, OrderExpression,
+    PropertyPathExpression,
 };
-use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use spargebra::Query;
 
 use super::views::Dialect;
@@ -51,7 +55,7 @@ fn refuse<T>(what: impl Into<String>) -> Result<T, Unsupported> {
 /// The SQL statement answering `query` over `cottas_quads`; its columns are
 /// the projected variables, named as in the query (`ask` for ASK).
 pub fn translate(query: &Query, dialect: Dialect) -> Result<String, Unsupported> {
-    let mut t = Translator { d: dialect, columns: HashMap::new(), aliases: 0 };
+    let mut t = Translator { d: dialect, columns: HashMap::new(), aliases: 0, ctx: Ctx::Default };
     match query {
         Query::Select { dataset: Some(_), .. } | Query::Ask { dataset: Some(_), .. } => {
             refuse("a FROM / FROM NAMED dataset clause")
@@ -101,6 +105,9 @@ struct Translator {
     d: Dialect,
     columns: HashMap<Variable, usize>,
     aliases: usize,
+    /// The graphs of the pattern being translated, for an `EXISTS` inside
+    /// one of its expressions.
+    ctx: Ctx,
 }
 
 impl Translator {
@@ -125,6 +132,13 @@ impl Translator {
     }
 
     fn pattern(&mut self, p: &GraphPattern, ctx: &Ctx) -> Result<Rel, Unsupported> {
+        let outer = std::mem::replace(&mut self.ctx, ctx.clone());
+        let rel = self.pattern_in(p, ctx);
+        self.ctx = outer;
+        rel
+    }
+
+    fn pattern_in(&mut self, p: &GraphPattern, ctx: &Ctx) -> Result<Rel, Unsupported> {
         match p {
             GraphPattern::Bgp { patterns } => self.bgp(patterns, ctx),
             GraphPattern::Graph { name, inner } => {
@@ -165,9 +179,12 @@ impl Translator {
             | GraphPattern::Reduced { .. }
             | GraphPattern::Slice { .. }
             | GraphPattern::OrderBy { .. } => self.modifiers(p, ctx, false),
-            GraphPattern::Path { .. } => refuse("a property path"),
-            GraphPattern::Minus { .. } => refuse("MINUS"),
-            GraphPattern::Values { .. } => refuse("VALUES"),
+            GraphPattern::Path { subject, path, object } => self.path(subject, path, object, ctx),
+            GraphPattern::Minus { left, right } => {
+                let (l, r) = (self.pattern(left, ctx)?, self.pattern(right, ctx)?);
+                Ok(self.minus(l, r))
+            }
+            GraphPattern::Values { variables, bindings } => Ok(self.values(variables, bindings)),
             GraphPattern::Service { .. } => refuse("SERVICE"),
             #[allow(unreachable_patterns)]
             _ => refuse("a LATERAL join"),
@@ -205,14 +222,13 @@ impl Translator {
         let mut conds = Vec::new();
         let mut bound: HashMap<Variable, String> = HashMap::new();
         let mut vars = Vec::new();
-        let mut blanks = 0usize;
         for tp in patterns {
             let a = self.alias();
             from.push(format!("cottas_quads {a}"));
             let places: [(String, Option<Slot>); 4] = [
-                (format!("{a}.s"), Some(self.slot_of(&tp.subject, &mut blanks)?)),
+                (format!("{a}.s"), Some(self.slot_of(&tp.subject)?)),
                 (format!("{a}.p"), Some(named_slot(&tp.predicate))),
-                (format!("{a}.o"), Some(self.slot_of(&tp.object, &mut blanks)?)),
+                (format!("{a}.o"), Some(self.slot_of(&tp.object)?)),
                 (format!("{a}.g"), None),
             ];
             for (column, slot) in places {
@@ -247,14 +263,15 @@ impl Translator {
         Ok(Rel { sql, vars, certain })
     }
 
-    fn slot_of(&self, t: &TermPattern, blanks: &mut usize) -> Result<Slot, Unsupported> {
+    /// A blank node is a variable that is not returned, the same one for
+    /// every use of its label (a path `a/b` joins through one).
+    fn slot_of(&self, t: &TermPattern) -> Result<Slot, Unsupported> {
         Ok(match t {
             TermPattern::NamedNode(n) => Slot::Const(renderings(&Term::NamedNode(n.clone()))),
             TermPattern::Literal(l) => Slot::Const(renderings(&Term::Literal(l.clone()))),
             TermPattern::Variable(v) => Slot::Var(v.clone(), true),
             TermPattern::BlankNode(b) => {
-                *blanks += 1;
-                Slot::Var(Variable::new_unchecked(format!("_bnode_{}_{blanks}", b.as_str())), false)
+                Slot::Var(Variable::new_unchecked(format!("_bnode_{}", b.as_str())), false)
             }
             #[allow(unreachable_patterns)]
             _ => return refuse("an RDF-star triple term"),
@@ -334,6 +351,214 @@ impl Translator {
         Rel { sql, vars, certain }
     }
 
+    /// `l MINUS r`: the rows of `l` that no row of `r` is compatible with
+    /// through at least one variable both bind.
+    fn minus(&mut self, l: Rel, r: Rel) -> Rel {
+        let shared: Vec<Variable> = l.vars.iter().filter(|v| r.vars.contains(v)).cloned().collect();
+        if shared.is_empty() {
+            return l;
+        }
+        let (la, ra) = (self.alias(), self.alias());
+        let (mut compatible, mut meets) = (Vec::new(), Vec::new());
+        for v in &shared {
+            let c = self.col(v);
+            let (lc, rc) = (format!("{la}.{c}"), format!("{ra}.{c}"));
+            if l.certain.contains(v) && r.certain.contains(v) {
+                compatible.push(format!("{lc} = {rc}"));
+                meets.push("1 = 1".to_owned());
+            } else {
+                compatible.push(format!("({lc} = {rc} OR {lc} IS NULL OR {rc} IS NULL)"));
+                meets.push(format!("({lc} IS NOT NULL AND {rc} IS NOT NULL)"));
+            }
+        }
+        let cols = self.resolver(&l, &la);
+        let select = self.select_list(&l.vars, &cols);
+        let sql = format!(
+            "SELECT {select} FROM ({}) {la} WHERE NOT EXISTS (SELECT 1 FROM ({}) {ra} WHERE {} AND ({}))",
+            l.sql,
+            r.sql,
+            compatible.join(" AND "),
+            meets.join(" OR ")
+        );
+        Rel { sql, ..l }
+    }
+
+    /// A property path between two terms: the pairs it links, then the
+    /// endpoints bound or returned as a triple pattern's are.
+    fn path(
+        &mut self,
+        subject: &TermPattern,
+        path: &PropertyPathExpression,
+        object: &TermPattern,
+        ctx: &Ctx,
+    ) -> Result<Rel, Unsupported> {
+        let ends = [self.slot_of(subject)?, self.slot_of(object)?];
+        let pairs = self.path_pairs(path, ctx)?;
+        let a = self.alias();
+        let mut conds = Vec::new();
+        let mut bound: HashMap<Variable, String> = HashMap::new();
+        let mut vars = Vec::new();
+        let graph = match ctx {
+            Ctx::Var(v) => Some(Slot::Var(v.clone(), true)),
+            _ => None,
+        };
+        let places = [
+            (format!("{a}.a"), Some(&ends[0])),
+            (format!("{a}.b"), Some(&ends[1])),
+            (format!("{a}.g"), graph.as_ref()),
+        ];
+        for (column, slot) in places {
+            match slot {
+                None => {}
+                Some(Slot::Const(tokens)) => conds.push(self.one_of(&column, tokens)),
+                Some(Slot::Var(v, visible)) => match bound.get(v) {
+                    Some(first) => conds.push(format!("{column} = {first}")),
+                    None => {
+                        bound.insert(v.clone(), column);
+                        if *visible {
+                            vars.push(v.clone());
+                        }
+                    }
+                },
+            }
+        }
+        let select = self.select_list(&vars, &bound);
+        let filter = if conds.is_empty() { String::new() } else { format!(" WHERE {}", conds.join(" AND ")) };
+        let sql = format!("SELECT {select} FROM ({pairs}) {a}{filter}");
+        let certain = vars.iter().cloned().collect();
+        Ok(Rel { sql, vars, certain })
+    }
+
+    /// The `(a, b, g)` pairs a path links in the context's graphs. A
+    /// zero-length path links every node of the graphs to itself; as in our
+    /// evaluator, a constant no quad of the graphs holds is no node.
+    fn path_pairs(&mut self, path: &PropertyPathExpression, ctx: &Ctx) -> Result<String, Unsupported> {
+        use PropertyPathExpression as P;
+        let in_graph = |t: &Self| match ctx {
+            Ctx::Default => "g = 'DEFAULT'".to_owned(),
+            Ctx::Named(n) => t.one_of("g", n),
+            Ctx::Var(_) => "g <> 'DEFAULT'".to_owned(),
+        };
+        Ok(match path {
+            P::NamedNode(n) => format!(
+                "SELECT s AS a, o AS b, g FROM cottas_quads WHERE {} AND {}",
+                self.one_of("p", &renderings(&Term::NamedNode(n.clone()))),
+                in_graph(self)
+            ),
+            P::NegatedPropertySet(list) => {
+                let mut tokens = Vec::new();
+                for n in list {
+                    tokens.extend(renderings(&Term::NamedNode(n.clone())));
+                }
+                let not_in = if tokens.is_empty() {
+                    "1 = 1".to_owned()
+                } else {
+                    format!(
+                        "p NOT IN ({})",
+                        tokens.iter().map(|t| self.lit(t)).collect::<Vec<_>>().join(", ")
+                    )
+                };
+                format!("SELECT s AS a, o AS b, g FROM cottas_quads WHERE {not_in} AND {}", in_graph(self))
+            }
+            P::Reverse(x) => {
+                let (x, r) = (self.path_pairs(x, ctx)?, self.alias());
+                format!("SELECT {r}.b AS a, {r}.a AS b, {r}.g AS g FROM ({x}) {r}")
+            }
+            P::Sequence(x, y) => {
+                let (x, y) = (self.path_pairs(x, ctx)?, self.path_pairs(y, ctx)?);
+                let (l, r) = (self.alias(), self.alias());
+                format!(
+                    "SELECT {l}.a AS a, {r}.b AS b, {l}.g AS g FROM ({x}) {l} JOIN ({y}) {r} ON {l}.b = {r}.a AND {l}.g = {r}.g"
+                )
+            }
+            P::Alternative(x, y) => {
+                let (x, y) = (self.path_pairs(x, ctx)?, self.path_pairs(y, ctx)?);
+                format!("{x} UNION ALL {y}")
+            }
+            P::ZeroOrOne(x) => {
+                let x = self.path_pairs(x, ctx)?;
+                let same = self.zero_length(ctx);
+                let a = self.alias();
+                format!("SELECT DISTINCT a, b, g FROM ({x} UNION {same}) {a}")
+            }
+            P::OneOrMore(x) => self.closure(x, ctx)?,
+            P::ZeroOrMore(x) => {
+                let (closure, same) = (self.closure(x, ctx)?, self.zero_length(ctx));
+                let a = self.alias();
+                format!("SELECT a, b, g FROM ({closure} UNION {same}) {a}")
+            }
+        })
+    }
+
+    /// The pairs one or more steps of `x` link: a recursive CTE (`UNION`
+    /// keeps each pair once, so a cycle ends the recursion).
+    fn closure(&mut self, x: &PropertyPathExpression, ctx: &Ctx) -> Result<String, Unsupported> {
+        if self.d == Dialect::Spark {
+            return refuse(
+                "a property path with `+` or `*` on Spark (Spark SQL 4.0 has no recursive query; DuckDB has)",
+            );
+        }
+        let step = self.path_pairs(x, ctx)?;
+        let (r, s, t) = (self.alias(), self.alias(), self.alias());
+        Ok(format!(
+            "WITH RECURSIVE {r}(a, b, g) AS (SELECT a, b, g FROM ({step}) {s} UNION \
+             SELECT {r}.a, {t}.b, {r}.g FROM {r} JOIN ({step}) {t} ON {r}.b = {t}.a AND {r}.g = {t}.g) \
+             SELECT a, b, g FROM {r}"
+        ))
+    }
+
+    /// Every node of the context's graphs linked to itself.
+    fn zero_length(&mut self, ctx: &Ctx) -> String {
+        let graph = match ctx {
+            Ctx::Default => "g = 'DEFAULT'".to_owned(),
+            Ctx::Named(n) => self.one_of("g", n),
+            Ctx::Var(_) => "g <> 'DEFAULT'".to_owned(),
+        };
+        format!(
+            "SELECT s AS a, s AS b, g FROM cottas_quads WHERE {graph} UNION SELECT o AS a, o AS b, g FROM cottas_quads WHERE {graph}"
+        )
+    }
+
+    /// `VALUES`: one row per binding, NULL where a binding leaves a
+    /// variable unbound.
+    fn values(&mut self, variables: &[Variable], bindings: &[Vec<Option<GroundTerm>>]) -> Rel {
+        let cols: Vec<String> = variables.iter().map(|v| self.col(v)).collect();
+        let row = |values: Vec<String>| {
+            let items: Vec<String> = values.iter().zip(&cols).map(|(v, c)| format!("{v} AS {c}")).collect();
+            if items.is_empty() {
+                "SELECT 1 AS one".to_owned()
+            } else {
+                format!("SELECT {}", items.join(", "))
+            }
+        };
+        let mut rows = Vec::new();
+        for binding in bindings {
+            let values = binding
+                .iter()
+                .map(|t| match t {
+                    Some(GroundTerm::NamedNode(n)) => self.lit(&term_token(&Term::NamedNode(n.clone()))),
+                    Some(GroundTerm::Literal(l)) => self.lit(&term_token(&Term::Literal(l.clone()))),
+                    #[allow(unreachable_patterns)]
+                    _ => self.null(),
+                })
+                .collect();
+            rows.push(row(values));
+        }
+        let sql = if rows.is_empty() {
+            let nulls = cols.iter().map(|_| self.null()).collect();
+            format!("{} WHERE 1 = 0", row(nulls))
+        } else {
+            rows.join(" UNION ALL ")
+        };
+        let certain = variables
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| bindings.iter().all(|b| b.get(*i).is_some_and(Option::is_some)))
+            .map(|(_, v)| v.clone())
+            .collect();
+        Rel { sql, vars: variables.to_vec(), certain }
+    }
+
     fn extend(
         &mut self,
         inner: &GraphPattern,
@@ -354,7 +579,10 @@ impl Translator {
             },
             Expression::NamedNode(n) => (self.lit(&term_token(&Term::NamedNode(n.clone()))), true),
             Expression::Literal(l) => (self.lit(&term_token(&Term::Literal(l.clone()))), true),
-            _ => return refuse("BIND of a computed expression (only a variable or a constant)"),
+            computed => {
+                let value = self.expr(computed, &cols)?;
+                (self.token_of(value)?, false)
+            }
         };
         cols.insert(variable.clone(), value);
         let mut vars = rel.vars.clone();
@@ -390,34 +618,99 @@ impl Translator {
         let mut certain: BTreeSet<Variable> =
             keys.iter().filter(|k| rel.certain.contains(*k)).cloned().collect();
         for (v, agg) in aggregates {
-            let count = match agg {
-                AggregateExpression::CountSolutions { distinct: false } => "count(*)".to_owned(),
-                AggregateExpression::CountSolutions { distinct: true } => {
-                    return refuse("COUNT(DISTINCT *)");
-                }
-                AggregateExpression::FunctionCall { name: AggregateFunction::Count, expr, distinct } => {
-                    let Expression::Variable(x) = expr else {
-                        return refuse("COUNT of an expression (only of a variable)");
-                    };
-                    let value = cols.get(x).cloned().unwrap_or_else(|| self.null());
-                    format!("count({}{value})", if *distinct { "DISTINCT " } else { "" })
-                }
-                AggregateExpression::FunctionCall { name, .. } => {
-                    return refuse(format!("the aggregate {name:?} (only COUNT)"));
-                }
-            };
-            let token = format!(
-                "'\"' || CAST({count} AS {}) || {}",
-                self.d.string_type(),
-                self.lit(&format!("\"^^<{XSD}integer>"))
-            );
+            let token = self.aggregate(agg, &cols)?;
             items.push(format!("{token} AS {}", self.col(v)));
             vars.push(v.clone());
-            certain.insert(v.clone());
+            // COUNT is always bound; the others are unbound on an error.
+            if matches!(
+                agg,
+                AggregateExpression::CountSolutions { .. }
+                    | AggregateExpression::FunctionCall { name: AggregateFunction::Count, .. }
+            ) {
+                certain.insert(v.clone());
+            }
         }
         let items = if items.is_empty() { "1 AS one".to_owned() } else { items.join(", ") };
         let group_by = if by.is_empty() { String::new() } else { format!(" GROUP BY {}", by.join(", ")) };
         Ok(Rel { sql: format!("SELECT {items} FROM ({}) {a}{group_by}", rel.sql), vars, certain })
+    }
+
+    /// One aggregate of a group, as the token it binds.
+    fn aggregate(
+        &mut self,
+        agg: &AggregateExpression,
+        cols: &HashMap<Variable, String>,
+    ) -> Result<String, Unsupported> {
+        let integer = |t: &Self, count: String| {
+            format!(
+                "'\"' || CAST({count} AS {}) || {}",
+                t.d.string_type(),
+                t.lit(&format!("\"^^<{XSD}integer>"))
+            )
+        };
+        let (name, expr, distinct) = match agg {
+            AggregateExpression::CountSolutions { distinct: false } => {
+                return Ok(integer(self, "count(*)".into()))
+            }
+            AggregateExpression::CountSolutions { distinct: true } => return refuse("COUNT(DISTINCT *)"),
+            AggregateExpression::FunctionCall { name, expr, distinct } => (name, expr, *distinct),
+        };
+        let d = if distinct { "DISTINCT " } else { "" };
+        let value = self.expr(expr, cols)?;
+        match name {
+            AggregateFunction::Count => {
+                let Val::Term(t) = value else {
+                    return refuse("COUNT of an expression (only of a variable)");
+                };
+                Ok(integer(self, format!("count({d}{t})")))
+            }
+            AggregateFunction::Sum | AggregateFunction::Avg => {
+                let dt = self.num_type_of(&value)?;
+                let whole = self.token_of(value.clone())?;
+                let n = self.as_num(value)?;
+                // An empty group sums to 0; a value that is not a number
+                // makes the aggregate an error (unbound).
+                let rank = format!(
+                    "max(CASE {dt} WHEN 'integer' THEN 0 WHEN 'decimal' THEN 1 WHEN 'float' THEN 2 ELSE 3 END)"
+                );
+                let avg = matches!(name, AggregateFunction::Avg);
+                let rank = if avg { format!("greatest({rank}, 1)") } else { rank };
+                let dt = format!(
+                    "(CASE {rank} WHEN 0 THEN 'integer' WHEN 1 THEN 'decimal' WHEN 2 THEN 'float' ELSE 'double' END)"
+                );
+                let total = if avg { format!("avg({d}{n})") } else { format!("sum({d}{n})") };
+                let token = self.number_token(&total, &dt);
+                Ok(format!(
+                    "(CASE WHEN count({whole}) = 0 THEN {} WHEN count({whole}) = count({n}) THEN {token} END)",
+                    self.lit(&format!("\"0\"^^<{XSD}integer>"))
+                ))
+            }
+            AggregateFunction::Min | AggregateFunction::Max => {
+                let t = self.token_of(value)?;
+                let by = if matches!(name, AggregateFunction::Min) { "min_by" } else { "max_by" };
+                let (n, plain) = (self.num(&t), self.plain(&t));
+                let iri = format!("(CASE WHEN substr({t}, 1, 1) = '<' THEN {t} END)");
+                // Within one kind of term, SPARQL's order is the SQL order
+                // of these keys; a group mixing kinds is left unbound.
+                Ok(format!(
+                    "(CASE WHEN count({n}) = count({t}) THEN {by}({t}, {n}) \
+                     WHEN count({plain}) = count({t}) THEN {by}({t}, {plain}) \
+                     WHEN count({iri}) = count({t}) THEN {by}({t}, {iri}) END)"
+                ))
+            }
+            AggregateFunction::Sample => Ok(format!("min({})", self.token_of(value)?)),
+            AggregateFunction::GroupConcat { separator } => {
+                let sep = self.lit(separator.as_deref().unwrap_or(" "));
+                let text = self.as_string_arg(value)?;
+                let joined = match self.d {
+                    Dialect::DuckDb => format!("string_agg({d}{text}, {sep})"),
+                    Dialect::Spark if distinct => format!("concat_ws({sep}, collect_set({text}))"),
+                    Dialect::Spark => format!("concat_ws({sep}, collect_list({text}))"),
+                };
+                Ok(format!("('\"' || {} || '\"')", self.escaped(&format!("COALESCE({joined}, '')"))))
+            }
+            AggregateFunction::Custom(f) => refuse(format!("the custom aggregate <{}>", f.as_str())),
+        }
     }
 
     /// Slice ∘ Distinct ∘ Project ∘ OrderBy as one SELECT (so ORDER BY and
@@ -529,7 +822,7 @@ impl Translator {
                         "(CASE WHEN substr({t}, 1, 1) = '<' THEN substr({t}, 2, length({t}) - 2) ELSE {t} END) {dir}"
                     ));
                 }
-                Val::Num(n) => keys.push(format!("{n} {dir}")),
+                Val::Num(n, _) => keys.push(format!("{n} {dir}")),
                 Val::Str(s) => keys.push(format!("{s} {dir}")),
                 Val::Bool(b) => keys.push(format!("{b} {dir}")),
                 Val::Const(_) => {} // the same for every row
@@ -588,18 +881,149 @@ impl Translator {
             E::Multiply(a, b) => self.arithmetic("*", a, b, cols)?,
             E::UnaryPlus(x) => {
                 let x = self.expr(x, cols)?;
-                Val::Num(self.as_num(x)?)
+                let dt = self.num_type_of(&x)?;
+                Val::Num(self.as_num(x)?, dt)
             }
             E::UnaryMinus(x) => {
                 let x = self.expr(x, cols)?;
-                Val::Num(format!("(-{})", self.as_num(x)?))
+                let dt = self.num_type_of(&x)?;
+                Val::Num(format!("(-{})", self.as_num(x)?), dt)
             }
             E::FunctionCall(f, args) => self.function(f, args, cols)?,
-            E::Divide(..) => return refuse("division"),
-            E::Exists(_) => return refuse("EXISTS / NOT EXISTS"),
-            E::If(..) => return refuse("IF"),
-            E::Coalesce(_) => return refuse("COALESCE"),
+            E::Divide(a, b) => {
+                let (a, b) = (self.expr(a, cols)?, self.expr(b, cols)?);
+                let dt = promote(&promote(&self.num_type_of(&a)?, &self.num_type_of(&b)?), "'decimal'");
+                let (a, b) = (self.as_num(a)?, self.as_num(b)?);
+                // A division by zero is an error (unbound) for integers and
+                // decimals; for doubles too here (SQL has no infinity literal
+                // both engines share).
+                Val::Num(format!("(CASE WHEN {b} <> 0 THEN {a} / {b} END)"), dt)
+            }
+            E::Exists(pattern) => Val::Bool(self.exists(pattern, cols)?),
+            E::If(c, a, b) => {
+                let c = self.expr(c, cols)?.boolean()?;
+                let (a, b) = (self.expr(a, cols)?, self.expr(b, cols)?);
+                if a.is_numeric() && b.is_numeric() {
+                    let (ta, tb) = (self.num_type_of(&a)?, self.num_type_of(&b)?);
+                    let (a, b) = (self.as_num(a)?, self.as_num(b)?);
+                    Val::Num(
+                        format!("(CASE WHEN {c} THEN {a} WHEN NOT {c} THEN {b} END)"),
+                        format!("(CASE WHEN {c} THEN {ta} ELSE {tb} END)"),
+                    )
+                } else {
+                    let (a, b) = (self.token_of(a)?, self.token_of(b)?);
+                    Val::Term(format!("(CASE WHEN {c} THEN {a} WHEN NOT {c} THEN {b} END)"))
+                }
+            }
+            E::Coalesce(list) => {
+                let mut tokens = Vec::new();
+                for x in list {
+                    let x = self.expr(x, cols)?;
+                    tokens.push(self.token_of(x)?);
+                }
+                match tokens.as_slice() {
+                    [] => Val::Term(self.null()),
+                    [one] => Val::Term(one.clone()),
+                    _ => Val::Term(format!("COALESCE({})", tokens.join(", "))),
+                }
+            }
         })
+    }
+
+    /// `EXISTS { pattern }` for the row whose columns are `cols`: the
+    /// pattern, in the same graphs, has a solution compatible with the row
+    /// (a variable the row leaves unbound is free).
+    fn exists(
+        &mut self,
+        pattern: &GraphPattern,
+        cols: &HashMap<Variable, String>,
+    ) -> Result<String, Unsupported> {
+        let ctx = self.ctx.clone();
+        let inner = self.pattern(pattern, &ctx)?;
+        let e = self.alias();
+        let mut conds = Vec::new();
+        for v in &inner.vars {
+            if let Some(outer) = cols.get(v) {
+                let c = format!("{e}.{}", self.col(v));
+                conds.push(format!("({c} = {outer} OR {outer} IS NULL OR {c} IS NULL)"));
+            }
+        }
+        let cond = if conds.is_empty() { String::new() } else { format!(" WHERE {}", conds.join(" AND ")) };
+        Ok(format!("(EXISTS (SELECT 1 FROM ({}) {e}{cond}))", inner.sql))
+    }
+
+    /// The SQL datatype expression of a numeric value.
+    fn num_type_of(&self, v: &Val) -> Result<String, Unsupported> {
+        Ok(match v {
+            Val::Num(_, dt) => dt.clone(),
+            Val::Term(t) => self.num_type(t),
+            Val::Const(Term::Literal(l)) if is_numeric(l) => {
+                let local = l.datatype().as_str().strip_prefix(XSD).unwrap_or("double");
+                format!("'{}'", family(local))
+            }
+            _ => self.null(),
+        })
+    }
+
+    /// The XSD local name of a numeric token's datatype (`integer` for the
+    /// integer family), else NULL.
+    fn num_type(&self, t: &str) -> String {
+        let suffix = self.suffix(t);
+        let ints: Vec<String> = NUMERIC_TYPES
+            .iter()
+            .filter(|n| family(n) == "integer")
+            .map(|n| self.lit(&format!("^^<{XSD}{n}>")))
+            .collect();
+        let one = |n: &str| self.lit(&format!("^^<{XSD}{n}>"));
+        format!(
+            "(CASE WHEN substr({t}, 1, 1) <> '\"' THEN NULL WHEN {suffix} IN ({}) THEN 'integer' \
+             WHEN {suffix} = {} THEN 'decimal' WHEN {suffix} = {} THEN 'float' WHEN {suffix} = {} THEN 'double' END)",
+            ints.join(", "),
+            one("decimal"),
+            one("float"),
+            one("double"),
+        )
+    }
+
+    /// Any value as the token SPARQL would bind: terms as they are, numbers
+    /// in their datatype, strings as simple literals, booleans as
+    /// `xsd:boolean`.
+    fn token_of(&self, v: Val) -> Result<String, Unsupported> {
+        Ok(match v {
+            Val::Term(t) => t,
+            Val::Const(c) => self.lit(&term_token(&c)),
+            Val::Num(n, dt) => self.number_token(&n, &dt),
+            Val::Str(s) => format!("('\"' || {} || '\"')", self.escaped(&s)),
+            Val::Bool(b) => format!(
+                "(CASE WHEN {b} THEN {} WHEN NOT {b} THEN {} END)",
+                self.lit(&format!("\"true\"^^<{XSD}boolean>")),
+                self.lit(&format!("\"false\"^^<{XSD}boolean>"))
+            ),
+        })
+    }
+
+    /// A number's token: an integer's digits, a decimal without a trailing
+    /// `.0`, a float or double as the engine prints it.
+    fn number_token(&self, n: &str, dt: &str) -> String {
+        let text = |x: &str| format!("CAST({x} AS {})", self.d.string_type());
+        let integer = text(&format!("CAST({n} AS BIGINT)"));
+        let decimal = format!("regexp_replace({}, {}, '')", text(n), self.lit("\\.0$"));
+        format!(
+            "('\"' || (CASE WHEN {dt} = 'integer' THEN {integer} WHEN {dt} = 'decimal' THEN {decimal} ELSE {} END) \
+             || '\"^^<{XSD}' || {dt} || '>')",
+            text(n)
+        )
+    }
+
+    /// A lexical form escaped as inside a literal token.
+    fn escaped(&self, s: &str) -> String {
+        let steps = [
+            (self.lit("\\"), self.lit("\\\\")),
+            (self.lit("\""), self.lit("\\\"")),
+            ("chr(10)".to_owned(), self.lit("\\n")),
+            ("chr(13)".to_owned(), self.lit("\\r")),
+        ];
+        steps.iter().fold(s.to_owned(), |acc, (from, to)| format!("replace({acc}, {from}, {to})"))
     }
 
     fn arithmetic(
@@ -610,7 +1034,8 @@ impl Translator {
         cols: &HashMap<Variable, String>,
     ) -> Result<Val, Unsupported> {
         let (a, b) = (self.expr(a, cols)?, self.expr(b, cols)?);
-        Ok(Val::Num(format!("({} {op} {})", self.as_num(a)?, self.as_num(b)?)))
+        let dt = promote(&self.num_type_of(&a)?, &self.num_type_of(&b)?);
+        Ok(Val::Num(format!("({} {op} {})", self.as_num(a)?, self.as_num(b)?), dt))
     }
 
     fn compare(
@@ -694,9 +1119,10 @@ impl Translator {
                 Val::Str(s) => Val::Str(s.clone()),
                 _ => return refuse("STR of a computed value"),
             },
-            (Function::StrLen, [x]) => {
-                Val::Num(format!("CAST(length({}) AS DOUBLE)", self.as_string_arg(x.clone())?))
-            }
+            (Function::StrLen, [x]) => Val::Num(
+                format!("CAST(length({}) AS DOUBLE)", self.as_string_arg(x.clone())?),
+                "'integer'".into(),
+            ),
             (Function::UCase, [x]) => Val::Str(format!("upper({})", self.as_string_arg(x.clone())?)),
             (Function::LCase, [x]) => Val::Str(format!("lower({})", self.as_string_arg(x.clone())?)),
             (Function::StrStarts, [x, y]) => {
@@ -820,7 +1246,7 @@ impl Translator {
 
     fn as_num(&self, v: Val) -> Result<String, Unsupported> {
         Ok(match v {
-            Val::Num(n) => n,
+            Val::Num(n, _) => n,
             Val::Term(t) => self.num(&t),
             Val::Const(Term::Literal(l)) if is_numeric(&l) => match l.value().parse::<f64>() {
                 Ok(_) => format!("CAST({} AS DOUBLE)", self.lit(l.value())),
@@ -836,7 +1262,7 @@ impl Translator {
             Val::Str(s) => s,
             Val::Term(t) => self.plain(&t),
             Val::Const(Term::Literal(l)) if is_plain(&l) => self.lit(l.value()),
-            Val::Const(_) | Val::Num(_) => self.null(),
+            Val::Const(_) | Val::Num(..) => self.null(),
             Val::Bool(_) => return refuse("comparison of a boolean with a string"),
         })
     }
@@ -886,7 +1312,9 @@ enum Val {
     Term(String),
     /// A constant of the query, kept as a term until its use says its type.
     Const(Term),
-    Num(String),
+    /// A number (DOUBLE) and its datatype's XSD local name, as SQL
+    /// (`'integer'` for the whole integer family).
+    Num(String, String),
     /// A string value (a lexical form, no quotes).
     Str(String),
     Bool(String),
@@ -900,11 +1328,29 @@ impl Val {
         }
     }
     fn is_numeric(&self) -> bool {
-        matches!(self, Val::Num(_)) || matches!(self, Val::Const(Term::Literal(l)) if is_numeric(l))
+        matches!(self, Val::Num(..)) || matches!(self, Val::Const(Term::Literal(l)) if is_numeric(l))
     }
     fn is_string(&self) -> bool {
         matches!(self, Val::Str(_)) || matches!(self, Val::Const(Term::Literal(l)) if is_plain(l))
     }
+}
+
+/// The numeric datatype an XSD numeric type computes as: the integer
+/// family is `integer`.
+fn family(local: &str) -> &str {
+    match local {
+        "decimal" | "float" | "double" => local,
+        _ => "integer",
+    }
+}
+
+/// The datatype of `a op b` (SPARQL's numeric type promotion), as SQL over
+/// two datatype expressions.
+fn promote(a: &str, b: &str) -> String {
+    format!(
+        "(CASE WHEN {a} = 'double' OR {b} = 'double' THEN 'double' WHEN {a} = 'float' OR {b} = 'float' THEN 'float' \
+         WHEN {a} = 'decimal' OR {b} = 'decimal' THEN 'decimal' WHEN {a} = 'integer' AND {b} = 'integer' THEN 'integer' END)"
+    )
 }
 
 fn is_numeric(l: &Literal) -> bool {

@@ -3,15 +3,19 @@
 //!
 //! `cottas_base` is every chunk's base with its chunk's name (a triples-only
 //! base gets `g = 'DEFAULT'`); `cottas_delta` is every net-effect file with
-//! its chunk's name; `cottas_quads` is the bases less the `-` rows of their
-//! own chunk, plus the `+` rows. That is the whole rule: the export already
-//! reduced the log to its net effect, so no ordering or replay is left for
-//! the engine. The dialects differ only in how a Parquet file is named in
-//! `FROM`, the string type's name and how a view is created; the view text
-//! is otherwise the same, so a Spark cluster runs what DuckDB runs.
+//! its chunk's name; `cottas_chunk_quads` is each chunk's visible quads, the
+//! bases less the `-` rows of their own chunk, plus the `+` rows. That is
+//! the whole rule: the export already reduced the log to its net effect, so
+//! no ordering or replay is left for the engine. The dialects differ only in
+//! how a Parquet file is named in `FROM`, the string type's name and how a
+//! view is created; the view text is otherwise the same, so a Spark cluster
+//! runs what DuckDB runs.
 //!
-//! Bag semantics across chunks: a quad two chunks hold is two rows, as
-//! `cottas-tui query` over the corpus sees it (`sparql::dataset`).
+//! `cottas_quads` is the corpus as a set, as `cottas-tui query` over the
+//! corpus sees it (`view::union`): a quad two chunks hold is one row. The
+//! chunks the manifest shows disjoint pass straight through (no engine
+//! pays a DISTINCT over them); only the chunks in `may_share` are
+//! deduplicated.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -133,7 +137,37 @@ pub fn create_views(manifest: &Manifest, d: Dialect, root_url: &str, out_url: &s
     WHERE d.op = '-' AND d.chunk = b.chunk AND d.s = b.s AND d.p = b.p AND d.o = b.o AND d.g = b.g)
   UNION ALL
   SELECT chunk, s, p, o, g FROM cottas_delta WHERE op = '+';",
-        d.create_view("cottas_quads")
+        d.create_view("cottas_chunk_quads")
     );
+    let _ = writeln!(sql, "{}\n{};", d.create_view("cottas_quads"), set_of_quads(manifest, d));
     sql
+}
+
+/// The corpus's quads as a set: rows no other chunk may hold as they are,
+/// the others (a pair's chunks, in the graphs they may share) through one
+/// `DISTINCT`.
+fn set_of_quads(manifest: &Manifest, d: Dialect) -> String {
+    let all = "  SELECT s, p, o, g FROM cottas_chunk_quads";
+    if manifest.may_share.is_empty() {
+        return all.to_owned();
+    }
+    let list = |items: &[&str]| items.iter().map(|c| d.string_literal(c)).collect::<Vec<_>>().join(", ");
+    let shared: Vec<String> = manifest
+        .may_share
+        .iter()
+        .map(|pair| {
+            let chunks = format!("chunk IN ({})", list(&[&pair.chunks.0, &pair.chunks.1]));
+            match &pair.graphs {
+                None => format!("({chunks})"),
+                Some(graphs) => {
+                    let graphs: Vec<&str> = graphs.iter().map(String::as_str).collect();
+                    format!("({chunks} AND g IN ({}))", list(&graphs))
+                }
+            }
+        })
+        .collect();
+    let shared = shared.join(" OR ");
+    format!(
+        "{all} WHERE NOT ({shared})\n  UNION ALL\n  SELECT DISTINCT s, p, o, g FROM cottas_chunk_quads WHERE {shared}"
+    )
 }

@@ -6,10 +6,12 @@
 //! while a writer appends.
 //!
 //! A dataset has one part per chunk: a chunk alone, or every chunk of a
-//! corpus. The corpus's quads are the parts' quads one after another, with
-//! bag semantics: a quad two chunks hold is seen twice, as SQL's `UNION ALL`
-//! over the exported chunks sees it (docs/engines.md), and a graph name two
-//! chunks use names one graph holding both chunks' quads.
+//! corpus. The corpus's quads are the parts' quads one after another, as a
+//! set: a quad two chunks hold is seen once, from the first of them
+//! ([`crate::view::union`] decides), and a graph name two chunks use names
+//! one graph holding both chunks' quads. Sums over parts (the count
+//! shortcuts) are exact only when the parts are shown disjoint; otherwise
+//! they decline and the query is evaluated over the set.
 
 use std::cell::{OnceCell, RefCell};
 
@@ -21,7 +23,8 @@ use crate::store::versions::open::Store;
 use crate::store::StoreError;
 use crate::view::overlay::Overlay;
 use crate::view::terms::{from_token, Tok};
-use crate::view::{Graphs, View};
+use crate::view::union::{Overlaps, Seen};
+use crate::view::{Graphs, Quads, View, ViewQuad};
 
 pub struct StoreDataset<'a> {
     /// One view per chunk, in the corpus's order.
@@ -33,6 +36,8 @@ pub struct StoreDataset<'a> {
     pub union_default_graph: bool,
     /// The named graphs, computed on first use: spareval may ask per pattern.
     pub named: OnceCell<Vec<Tok<'a>>>,
+    /// Which parts may share quads, computed on first use.
+    overlaps: OnceCell<Overlaps>,
 }
 
 type Quad<'a> = InternalQuad<Tok<'a>>;
@@ -50,7 +55,13 @@ impl<'a> StoreDataset<'a> {
 
     /// The dataset of several chunks' views, their quads side by side.
     pub fn of(parts: Vec<View<'a>>, explain: &'a RefCell<Explain>) -> Self {
-        StoreDataset { parts, explain, union_default_graph: false, named: OnceCell::new() }
+        StoreDataset {
+            parts,
+            explain,
+            union_default_graph: false,
+            named: OnceCell::new(),
+            overlaps: OnceCell::new(),
+        }
     }
 
     pub fn with_union_default_graph(mut self, union: bool) -> Self {
@@ -99,9 +110,17 @@ impl<'a> StoreDataset<'a> {
         let (graphs, union) = self.graphs(graph);
         // The read figures reach `explain` when spareval drops the answer,
         // once it is known how many row groups were read.
+        let overlaps = self.overlaps()?;
         let mut answers = Vec::with_capacity(self.parts.len());
-        for part in &self.parts {
-            answers.push(part.quads(s, p, o, graphs)?.0.report_to(self.explain));
+        for (i, part) in self.parts.iter().enumerate() {
+            let quads = part.quads(s, p, o, graphs)?.0.report_to(self.explain);
+            answers.push(match overlaps.earlier(i) {
+                [] => PartAnswer::All(quads),
+                earlier => PartAnswer::New(
+                    quads,
+                    Seen::new(earlier.iter().map(|(j, shared)| (self.parts[*j], shared.clone())).collect()),
+                ),
+            });
         }
         Ok(answers.into_iter().flatten().map(move |q| {
             q.map(|q| Quad {
@@ -123,11 +142,35 @@ impl<'a> StoreDataset<'a> {
         graph: Option<Option<&Tok<'a>>>,
     ) -> Result<usize, StoreError> {
         let graphs = self.graphs(graph).0;
+        let overlaps = self.overlaps()?;
         let mut n = 0;
-        for part in &self.parts {
+        for (i, part) in self.parts.iter().enumerate() {
             n += part.quads(s, p, o, graphs)?.0.report_to(self.explain).try_count()?;
+            let earlier: Vec<_> =
+                overlaps.earlier(i).iter().map(|(j, shared)| (self.parts[*j], shared.clone())).collect();
+            if !earlier.is_empty() {
+                n -= crate::view::union::copies(part, earlier, [s, p, o], graphs)?;
+            }
         }
         Ok(n)
+    }
+
+    /// Which parts may share quads ([`crate::view::union`]).
+    fn overlaps(&self) -> Result<&Overlaps, StoreError> {
+        if let Some(o) = self.overlaps.get() {
+            return Ok(o);
+        }
+        let overlaps = Overlaps::of(&self.parts)?;
+        Ok(self.overlaps.get_or_init(|| overlaps))
+    }
+
+    /// Whether a count summed over the parts is the count of the set for a
+    /// pattern over `graph`: no two parts may share a quad there.
+    pub(crate) fn sums_are_exact(&self, graph: Option<Option<&Tok<'a>>>) -> Result<bool, StoreError> {
+        if self.parts.len() < 2 {
+            return Ok(true);
+        }
+        Ok(self.overlaps()?.disjoint_in(&self.graphs(graph).0))
     }
 
     /// [`StoreDataset::quads`] as dictionary ids, one answer per part
@@ -140,6 +183,9 @@ impl<'a> StoreDataset<'a> {
         graph: Option<Option<&Tok<'a>>>,
         columns: [bool; 4],
     ) -> Result<Option<Vec<crate::view::ids::IdQuads<'a>>>, StoreError> {
+        if !self.sums_are_exact(graph)? {
+            return Ok(None);
+        }
         let graphs = self.graphs(graph).0;
         let mut answers = Vec::with_capacity(self.parts.len());
         for part in &self.parts {
@@ -157,6 +203,9 @@ impl<'a> StoreDataset<'a> {
     pub(crate) fn quads_per_named_graph(
         &self,
     ) -> Result<Option<std::collections::BTreeMap<String, usize>>, StoreError> {
+        if !self.sums_are_exact(None)? {
+            return Ok(None);
+        }
         let mut all = std::collections::BTreeMap::new();
         for part in &self.parts {
             let Some(counts) = part.quads_per_graph()? else { return Ok(None) };
@@ -200,6 +249,33 @@ impl<'a> StoreDataset<'a> {
             }
         };
         Ok(self.named.get_or_init(|| names))
+    }
+}
+
+/// One part's answer: every quad, or those no earlier part shows.
+enum PartAnswer<'a> {
+    All(Quads<'a>),
+    New(Quads<'a>, Seen<'a>),
+}
+
+impl<'a> Iterator for PartAnswer<'a> {
+    type Item = Result<ViewQuad<'a>, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            PartAnswer::All(quads) => quads.next(),
+            PartAnswer::New(quads, seen) => loop {
+                let q = match quads.next()? {
+                    Ok(q) => q,
+                    Err(e) => return Some(Err(e)),
+                };
+                match seen.holds(&q) {
+                    Ok(true) => continue,
+                    Ok(false) => return Some(Ok(q)),
+                    Err(e) => return Some(Err(e)),
+                }
+            },
+        }
     }
 }
 

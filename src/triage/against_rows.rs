@@ -200,8 +200,35 @@ fn describe(m: Mismatch) -> Found {
     found_error(&m.path, Some(m.offset), check, message)
 }
 
+const SPILL_PREFIX: &str = "cottas-tui-verify.";
+
+/// Removes the spill directories of verifies that were killed (a `kill -9`
+/// skips `Drop`): `cottas-tui-verify.<pid>.<n>` whose process is gone. Only
+/// where `/proc` says which processes live; a pid reused since keeps its
+/// directory until that process ends too.
+fn remove_orphans(tmp: &std::path::Path) {
+    if !std::path::Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(tmp) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) =
+            name.to_str().and_then(|n| n.strip_prefix(SPILL_PREFIX)).and_then(|r| r.split('.').next())
+        else {
+            continue;
+        };
+        let gone =
+            pid.parse::<u32>().is_ok_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// A temp directory for the comparison's id stream and dictionary runs,
-/// removed when the check ends however it ends.
+/// removed when the check ends however it ends (a killed verify's is
+/// removed by the next one: [`remove_orphans`]).
 struct SpillDir(PathBuf);
 
 impl SpillDir {
@@ -209,7 +236,10 @@ impl SpillDir {
         use std::sync::atomic::{AtomicU32, Ordering};
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("cottas-tui-verify.{}.{n}", std::process::id()));
+        if n == 0 {
+            remove_orphans(&std::env::temp_dir());
+        }
+        let path = std::env::temp_dir().join(format!("{SPILL_PREFIX}{}.{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(&path)?;
         Ok(SpillDir(path))

@@ -14,6 +14,7 @@ pub mod net;
 pub mod overlay;
 pub mod rows;
 pub mod terms;
+pub mod union;
 pub mod values;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,0 +1,207 @@
+//! A corpus is a set of quads: a quad several chunks hold answers once
+//! (`view::union`). Chunks drawn from one small universe of quads, so they
+//! overlap, each with a log that inserts, deletes, clears a graph and drops
+//! one; every query over the corpus must answer what it answers over one
+//! store holding the union of what each chunk shows, with the shortcuts
+//! and without. Chunks shown disjoint (split by graph, or by subject range)
+//! keep the sidecar shortcuts; chunks that may overlap do not need them to
+//! be right.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::Rng;
+use cottas_tui::import::{self, ImportOptions};
+use cottas_tui::sparql::run::{run_query, OutputFormat, QueryOptions};
+use cottas_tui::view::Snapshot;
+
+type Quad = (usize, usize, usize, Option<usize>);
+
+fn nquad(&(s, p, o, g): &Quad) -> String {
+    let o = if o % 3 == 0 { format!("<http://x/s{:02}>", o % 12) } else { format!("\"v{o}\"") };
+    let g = g.map(|g| format!(" <http://x/g{g}>")).unwrap_or_default();
+    format!("<http://x/s{s:02}> <http://x/p{p}> {o}{g} .\n")
+}
+
+fn sparql_quad(q: &Quad) -> String {
+    let line = nquad(q);
+    let line = line.trim_end().trim_end_matches('.').trim_end();
+    match q.3 {
+        None => format!("{line} ."),
+        Some(g) => {
+            let triple = line.rsplit_once(' ').unwrap().0;
+            format!("GRAPH <http://x/g{g}> {{ {triple} }}")
+        }
+    }
+}
+
+/// A chunk at `dir/name` of `quads`, 16 rows per row group.
+fn chunk(dir: &std::path::Path, name: &str, quads: &BTreeSet<Quad>) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let nq = dir.join(format!("{name}.nq"));
+    std::fs::write(&nq, quads.iter().map(nquad).collect::<String>()).unwrap();
+    let out = dir.join(name);
+    let mut o = ImportOptions::new(vec![nq], out.clone());
+    o.base.row_group_size = 16;
+    import::import(&o, |_| {}).unwrap();
+    out
+}
+
+/// A random quad of the universe: 12 subjects, 3 predicates, 12 objects,
+/// the default graph and graphs g0–g2.
+fn draw(rng: &mut Rng, subjects: std::ops::Range<usize>, graphs: &[Option<usize>]) -> Quad {
+    let mut pick = |n: usize| (rng.next() % n as u64) as usize;
+    let s = subjects.start + pick(subjects.len());
+    (s, pick(3), pick(12), graphs[pick(graphs.len())])
+}
+
+/// Chunks with logs; returns each chunk's path and what it shows.
+fn overlapping_chunks(dir: &std::path::Path, seed: u64) -> (Vec<std::path::PathBuf>, BTreeSet<Quad>) {
+    let mut rng = Rng(seed);
+    let graphs = [None, Some(0), Some(1), Some(2)];
+    let mut paths = Vec::new();
+    let mut all = BTreeSet::new();
+    for c in 0..3 {
+        let mut shown: BTreeSet<Quad> = (0..60).map(|_| draw(&mut rng, 0..12, &graphs)).collect();
+        let path = chunk(dir, &format!("c{c}"), &shown);
+        let inserts: BTreeSet<Quad> = (0..6).map(|_| draw(&mut rng, 0..12, &graphs)).collect();
+        let text: Vec<String> = inserts.iter().map(sparql_quad).collect();
+        common::update(&path, &format!("INSERT DATA {{ {} }}", text.join(" ")));
+        shown.extend(inserts);
+        let deletes: Vec<Quad> = shown.iter().filter(|_| rng.next().is_multiple_of(5)).copied().collect();
+        let text: Vec<String> = deletes.iter().map(sparql_quad).collect();
+        common::update(&path, &format!("DELETE DATA {{ {} }}", text.join(" ")));
+        shown.retain(|q| !deletes.contains(q));
+        if c == 1 {
+            common::update(&path, "CLEAR GRAPH <http://x/g1>");
+            shown.retain(|q| q.3 != Some(1));
+            common::update(
+                &path,
+                "INSERT DATA { GRAPH <http://x/g1> { <http://x/s03> <http://x/p0> \"v1\" } }",
+            );
+            shown.insert((3, 0, 1, Some(1)));
+        }
+        if c == 2 {
+            common::update(&path, "DROP GRAPH <http://x/g2>");
+            shown.retain(|q| q.3 != Some(2));
+        }
+        all.extend(shown);
+        paths.push(path);
+    }
+    (paths, all)
+}
+
+const QUERIES: &[&str] = &[
+    "SELECT * { ?s ?p ?o }",
+    "SELECT * { GRAPH ?g { ?s ?p ?o } }",
+    "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }",
+    "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }",
+    "SELECT (COUNT(*) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }",
+    "SELECT (COUNT(*) AS ?n) { ?s <http://x/p1> ?o }",
+    "SELECT (COUNT(*) AS ?n) { GRAPH <http://x/g0> { ?s ?p ?o } }",
+    "SELECT ?p (COUNT(*) AS ?n) { ?s ?p ?o } GROUP BY ?p",
+    "SELECT ?g (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g",
+    "SELECT ?s (COUNT(?o) AS ?n) { GRAPH ?g { ?s <http://x/p0> ?o } } GROUP BY ?s",
+    "SELECT (COUNT(DISTINCT ?s) AS ?n) { ?s ?p ?o }",
+    "SELECT DISTINCT ?p { GRAPH ?g { ?s ?p ?o } }",
+    "SELECT (COUNT(*) AS ?n) { ?a <http://x/p0> ?b . ?b <http://x/p1> ?c }",
+    "SELECT ?a ?c { GRAPH ?g { ?a <http://x/p0> ?b . ?b ?q ?c } }",
+    "SELECT (COUNT(*) AS ?n) { ?s <http://x/p2> ?o MINUS { ?s <http://x/p0> ?x } }",
+    "SELECT ?s { ?s <http://x/p1> ?o FILTER NOT EXISTS { ?s <http://x/p2> ?x } }",
+    "SELECT ?p ?o { <http://x/s03> ?p ?o }",
+    "SELECT ?p ?o ?g { GRAPH ?g { <http://x/s07> ?p ?o } }",
+    "ASK { <http://x/s03> <http://x/p0> \"v1\" }",
+];
+
+fn answer(snaps: &[&Snapshot], q: &str, union: bool, no_shortcuts: bool) -> (Vec<String>, bool) {
+    let opts = QueryOptions {
+        format: Some(OutputFormat::Tsv),
+        union_default_graph: union,
+        no_shortcuts,
+        ..QueryOptions::default()
+    };
+    let views: Vec<_> = snaps.iter().map(|s| s.view()).collect();
+    let mut out = Vec::new();
+    let summary = run_query(&views, q, &opts, &mut out).unwrap_or_else(|e| panic!("{q}: {e}"));
+    let mut lines: Vec<String> = String::from_utf8(out).unwrap().lines().map(str::to_string).collect();
+    lines.sort();
+    (lines, summary.shortcut)
+}
+
+/// Asserts every query answers over `chunks` what it answers over one store
+/// of `expected`; returns how many answers a shortcut gave.
+fn agrees_with_one_store(
+    dir: &std::path::Path,
+    chunks: &[std::path::PathBuf],
+    expected: &BTreeSet<Quad>,
+) -> usize {
+    let one = chunk(&dir.join("one"), "store", expected);
+    let one = Snapshot::open(&one, 1 << 20).unwrap();
+    let snaps: Vec<Snapshot> = chunks.iter().map(|c| Snapshot::open(c, 1 << 20).unwrap()).collect();
+    let snaps: Vec<&Snapshot> = snaps.iter().collect();
+    let mut by_shortcut = 0;
+    for q in QUERIES {
+        for union in [false, true] {
+            let (want, _) = answer(&[&one], q, union, true);
+            let (fast, how) = answer(&snaps, q, union, false);
+            let (plain, _) = answer(&snaps, q, union, true);
+            assert_eq!(fast, want, "{q}, with shortcuts (union default graph: {union})");
+            assert_eq!(plain, want, "{q}, evaluated (union default graph: {union})");
+            by_shortcut += usize::from(how);
+        }
+    }
+    by_shortcut
+}
+
+#[test]
+fn overlapping_chunks_answer_each_quad_once() {
+    for seed in [1, 2, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let (chunks, expected) = overlapping_chunks(dir.path(), seed);
+        agrees_with_one_store(dir.path(), &chunks, &expected);
+    }
+}
+
+/// The same chunk twice: every quad is a copy, and the corpus is the chunk.
+#[test]
+fn a_chunk_copied_is_the_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let (chunks, _) = overlapping_chunks(dir.path(), 7);
+    let copy = dir.path().join("copy");
+    let status = std::process::Command::new("cp").arg("-r").arg(&chunks[1]).arg(&copy).status().unwrap();
+    assert!(status.success());
+    let one = Snapshot::open(&chunks[1], 1 << 20).unwrap();
+    let again = Snapshot::open(&copy, 1 << 20).unwrap();
+    for q in QUERIES {
+        let (want, _) = answer(&[&one], q, false, true);
+        assert_eq!(answer(&[&one, &again], q, false, false).0, want, "{q}");
+    }
+}
+
+/// Chunks split by graph, or by subject range, are shown disjoint: the same
+/// answers, and the counts still come from the sidecars.
+#[test]
+fn disjoint_chunks_keep_their_shortcuts() {
+    type InFirst = fn(&Quad) -> bool;
+    let splits: [(&str, InFirst); 3] = [
+        ("by graph", |q| matches!(q.3, None | Some(0))),
+        ("by subject range", |q| q.0 < 6),
+        // Named graphs split, the default graph's quads in both (one copy
+        // of each odd one): only default-graph patterns look for copies.
+        ("by named graph, the default graph in both", |q| q.3 == Some(0) || (q.3.is_none() && q.0 % 2 == 1)),
+    ];
+    for (how, first) in splits {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rng = Rng(11);
+        let graphs = [None, Some(0), Some(1), Some(2)];
+        let all: BTreeSet<Quad> = (0..150).map(|_| draw(&mut rng, 0..12, &graphs)).collect();
+        let (a, mut b): (BTreeSet<Quad>, BTreeSet<Quad>) = all.iter().partition(|q| first(q));
+        if how.contains("in both") {
+            b.extend(a.iter().filter(|q| q.3.is_none()));
+        }
+        let chunks = [chunk(dir.path(), "a", &a), chunk(dir.path(), "b", &b)];
+        let by_shortcut = agrees_with_one_store(dir.path(), &chunks, &all);
+        assert!(by_shortcut >= 10, "{how}: {by_shortcut} answers from shortcuts");
+    }
+}
