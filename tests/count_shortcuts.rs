@@ -455,7 +455,8 @@ fn counts_per_graph_and_predicate_come_from_the_shortcut_however_graphs_spread()
         snaps.push(snap);
     }
     // The three chunks as one corpus: a graph several chunks name is one
-    // graph, its count the sum of theirs.
+    // graph, its count that of the set of their quads (the chunks may
+    // share quads, so each graph's count subtracts the copies).
     let views: Vec<_> = snaps.iter().map(Snapshot::view).collect();
     let corpus = |no_shortcuts| {
         let opts = QueryOptions { format: Some(OutputFormat::Tsv), no_shortcuts, ..QueryOptions::default() };

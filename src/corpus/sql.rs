@@ -55,7 +55,13 @@ fn refuse<T>(what: impl Into<String>) -> Result<T, Unsupported> {
 /// The SQL statement answering `query` over `cottas_quads`; its columns are
 /// the projected variables, named as in the query (`ask` for ASK).
 pub fn translate(query: &Query, dialect: Dialect) -> Result<String, Unsupported> {
-    let mut t = Translator { d: dialect, columns: HashMap::new(), aliases: 0, ctx: Ctx::Default };
+    let mut t = Translator {
+        d: dialect,
+        columns: HashMap::new(),
+        aliases: 0,
+        ctx: Ctx::Default,
+        certain: BTreeSet::new(),
+    };
     match query {
         Query::Select { dataset: Some(_), .. } | Query::Ask { dataset: Some(_), .. } => {
             refuse("a FROM / FROM NAMED dataset clause")
@@ -108,6 +114,8 @@ struct Translator {
     /// The graphs of the pattern being translated, for an `EXISTS` inside
     /// one of its expressions.
     ctx: Ctx,
+    /// The variables bound in every row a FILTER's expression reads.
+    certain: BTreeSet<Variable>,
 }
 
 impl Translator {
@@ -160,9 +168,11 @@ impl Translator {
                 let rel = self.pattern(inner, ctx)?;
                 let a = self.alias();
                 let cols = self.resolver(&rel, &a);
-                let cond = self.expr(expr, &cols)?.boolean()?;
+                let outer = std::mem::replace(&mut self.certain, rel.certain.clone());
+                let cond = self.expr(expr, &cols).and_then(Val::boolean);
+                self.certain = outer;
                 let select = self.select_list(&rel.vars, &cols);
-                Ok(Rel { sql: format!("SELECT {select} FROM ({}) {a} WHERE {cond}", rel.sql), ..rel })
+                Ok(Rel { sql: format!("SELECT {select} FROM ({}) {a} WHERE {}", rel.sql, cond?), ..rel })
             }
             GraphPattern::Union { left, right } => {
                 let (l, r) = (self.pattern(left, ctx)?, self.pattern(right, ctx)?);
@@ -945,7 +955,14 @@ impl Translator {
         for v in &inner.vars {
             if let Some(outer) = cols.get(v) {
                 let c = format!("{e}.{}", self.col(v));
-                conds.push(format!("({c} = {outer} OR {outer} IS NULL OR {c} IS NULL)"));
+                // Plain equality where both are always bound: an engine
+                // turns it into a hash (anti-)join; the OR form is a nested
+                // loop.
+                if self.certain.contains(v) && inner.certain.contains(v) {
+                    conds.push(format!("{c} = {outer}"));
+                } else {
+                    conds.push(format!("({c} = {outer} OR {outer} IS NULL OR {c} IS NULL)"));
+                }
             }
         }
         let cond = if conds.is_empty() { String::new() } else { format!(" WHERE {}", conds.join(" AND ")) };

@@ -199,12 +199,25 @@ impl<'a> StoreDataset<'a> {
 
     /// How many quads each named graph holds, summed over the parts (a graph
     /// name several chunks use is one graph), by canonical token; `None` when
-    /// a part cannot say without its graph dictionary.
+    /// a part cannot say without its graph dictionary. Over parts that may
+    /// share quads, graph by graph through [`Self::count`], which subtracts
+    /// the copies (up to [`MAX_GRAPHS_COUNTED`] graphs).
     pub(crate) fn quads_per_named_graph(
         &self,
     ) -> Result<Option<std::collections::BTreeMap<String, usize>>, StoreError> {
         if !self.sums_are_exact(None)? {
-            return Ok(None);
+            let names = self.named_graphs()?.to_vec();
+            if names.len() > MAX_GRAPHS_COUNTED {
+                return Ok(None);
+            }
+            let mut all = std::collections::BTreeMap::new();
+            for g in &names {
+                let n = self.count(None, None, None, Some(Some(g)))?;
+                if n > 0 {
+                    all.insert(g.as_str().to_owned(), n);
+                }
+            }
+            return Ok(Some(all));
         }
         let mut all = std::collections::BTreeMap::new();
         for part in &self.parts {
@@ -251,6 +264,10 @@ impl<'a> StoreDataset<'a> {
         Ok(self.named.get_or_init(|| names))
     }
 }
+
+/// Graphs a per-graph count over parts that may share quads counts one by
+/// one; past this, evaluating the query once costs less.
+const MAX_GRAPHS_COUNTED: usize = 4096;
 
 /// One part's answer: every quad, or those no earlier part shows.
 enum PartAnswer<'a> {
