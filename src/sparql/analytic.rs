@@ -311,8 +311,9 @@ fn grouped_count_of(query: &Query) -> Option<GroupedCount> {
 
 impl GroupedCount {
     /// Each value and its count: per part, counted by id, then named and
-    /// summed by canonical token (a corpus's parts are one bag, as in
-    /// evaluation), plus the added quads.
+    /// summed by canonical token, plus the added quads. The dataset hands
+    /// over parts only when no two may share a quad in the pattern's graphs
+    /// (`StoreDataset::id_quads`), so the sum is the set's.
     fn rows(&self, ds: &StoreDataset, stop: Stop) -> Result<Option<Vec<(Term, usize)>>, StoreError> {
         let Some(scans) = self.op.scan(ds, &[self.col])? else { return Ok(None) };
         let mut total: HashMap<Vec<u8>, usize> = HashMap::new();
