@@ -62,6 +62,8 @@ DUCKDB = r"""
 import duckdb, sys
 con = duckdb.connect()
 con.execute("SET enable_progress_bar = false")
+# Spill beside the export, not into the cwd (a checkout): 16 GB at 10x10M.
+con.execute("SET temp_directory = '" + sys.argv[1].replace("'", "''") + ".spill'")
 con.execute(open(sys.argv[1]).read())
 print(con.execute(sys.argv[2]).fetchone()[0])
 """
