@@ -14,6 +14,7 @@
 
 mod common;
 
+use common::tsv_answer as answer;
 use proptest::prelude::*;
 
 use cottas_tui::import::{self, ImportOptions};
@@ -74,25 +75,6 @@ fn store_with_subjects(
         }
     }
     out
-}
-
-/// The answer as sorted TSV lines (ordered queries keep their order), and
-/// whether a shortcut gave it.
-fn answer(snaps: &[&Snapshot], q: &str, union: bool, no_shortcuts: bool) -> (Vec<String>, bool) {
-    let opts = QueryOptions {
-        format: Some(OutputFormat::Tsv),
-        union_default_graph: union,
-        no_shortcuts,
-        ..QueryOptions::default()
-    };
-    let views: Vec<_> = snaps.iter().map(|s| s.view()).collect();
-    let mut out = Vec::new();
-    let summary = run_query(&views, q, &opts, &mut out).unwrap_or_else(|e| panic!("{q}: {e}"));
-    let mut lines: Vec<String> = String::from_utf8(out).unwrap().lines().map(str::to_string).collect();
-    if !q.contains("ORDER BY") {
-        lines[1..].sort();
-    }
-    (lines, summary.shortcut)
 }
 
 /// Asserts the shortcut's answer is evaluation's; returns whether the

@@ -11,9 +11,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::Rng;
+use common::{tsv_answer as answer, Rng};
 use cottas_tui::import::{self, ImportOptions};
-use cottas_tui::sparql::run::{run_query, OutputFormat, QueryOptions};
 use cottas_tui::view::Snapshot;
 
 type Quad = (usize, usize, usize, Option<usize>);
@@ -113,21 +112,6 @@ const QUERIES: &[&str] = &[
     "SELECT ?p ?o ?g { GRAPH ?g { <http://x/s07> ?p ?o } }",
     "ASK { <http://x/s03> <http://x/p0> \"v1\" }",
 ];
-
-fn answer(snaps: &[&Snapshot], q: &str, union: bool, no_shortcuts: bool) -> (Vec<String>, bool) {
-    let opts = QueryOptions {
-        format: Some(OutputFormat::Tsv),
-        union_default_graph: union,
-        no_shortcuts,
-        ..QueryOptions::default()
-    };
-    let views: Vec<_> = snaps.iter().map(|s| s.view()).collect();
-    let mut out = Vec::new();
-    let summary = run_query(&views, q, &opts, &mut out).unwrap_or_else(|e| panic!("{q}: {e}"));
-    let mut lines: Vec<String> = String::from_utf8(out).unwrap().lines().map(str::to_string).collect();
-    lines.sort();
-    (lines, summary.shortcut)
-}
 
 /// Asserts every query answers over `chunks` what it answers over one store
 /// of `expected`; returns how many answers a shortcut gave.

@@ -272,3 +272,29 @@ pub fn assert_no_compaction_leftovers(store: &std::path::Path) {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A query's answer over `snaps` (one chunk, or a corpus of them) as TSV
+/// lines, the rows sorted unless the query orders them, and whether a
+/// shortcut gave it.
+pub fn tsv_answer(
+    snaps: &[&cottas_tui::view::Snapshot],
+    q: &str,
+    union: bool,
+    no_shortcuts: bool,
+) -> (Vec<String>, bool) {
+    use cottas_tui::sparql::run::{run_query, OutputFormat, QueryOptions};
+    let opts = QueryOptions {
+        format: Some(OutputFormat::Tsv),
+        union_default_graph: union,
+        no_shortcuts,
+        ..QueryOptions::default()
+    };
+    let views: Vec<_> = snaps.iter().map(|s| s.view()).collect();
+    let mut out = Vec::new();
+    let summary = run_query(&views, q, &opts, &mut out).unwrap_or_else(|e| panic!("{q}: {e}"));
+    let mut lines: Vec<String> = String::from_utf8(out).unwrap().lines().map(str::to_string).collect();
+    if !q.contains("ORDER BY") && lines.len() > 1 {
+        lines[1..].sort();
+    }
+    (lines, summary.shortcut)
+}
