@@ -13,6 +13,9 @@ use std::collections::BTreeSet;
 
 use common::{tsv_answer as answer, Rng};
 use cottas_tui::import::{self, ImportOptions};
+use cottas_tui::sparql::run::{run_query, OutputFormat, QueryOptions};
+use cottas_tui::store::read::ColumnCache;
+use cottas_tui::view::lazy::LazyChunk;
 use cottas_tui::view::Snapshot;
 
 type Quad = (usize, usize, usize, Option<usize>);
@@ -132,10 +135,71 @@ fn agrees_with_one_store(
             let (plain, _) = answer(&snaps, q, union, true);
             assert_eq!(fast, want, "{q}, with shortcuts (union default graph: {union})");
             assert_eq!(plain, want, "{q}, evaluated (union default graph: {union})");
+            let (lazily, _) = lazy_answer(chunks, q, union).0;
+            assert_eq!(lazily, want, "{q}, chunks folded on need (union default graph: {union})");
             by_shortcut += usize::from(how);
         }
     }
     by_shortcut
+}
+
+/// What `q` answers over `chunks` opened lazily, fresh for this query, as
+/// `query` opens a corpus; and which chunks it folded.
+fn lazy_answer(chunks: &[std::path::PathBuf], q: &str, union: bool) -> ((Vec<String>, bool), Vec<bool>) {
+    let lazy: Vec<LazyChunk> =
+        chunks.iter().map(|c| LazyChunk::open(c, |_| ColumnCache::new(1 << 20)).unwrap()).collect();
+    let opts = QueryOptions {
+        format: Some(OutputFormat::Tsv),
+        union_default_graph: union,
+        ..QueryOptions::default()
+    };
+    let mut out = Vec::new();
+    let summary = run_query(&lazy.iter().collect::<Vec<_>>(), q, &opts, &mut out)
+        .unwrap_or_else(|e| panic!("{q}: {e}"));
+    let mut lines: Vec<String> = String::from_utf8(out).unwrap().lines().map(str::to_string).collect();
+    if lines.len() > 1 {
+        lines[1..].sort();
+    }
+    ((lines, summary.shortcut), lazy.iter().map(|c| c.folded().is_some()).collect())
+}
+
+/// A bound term folds only the chunks that may hold it: in a base's
+/// dictionary, or in a log's bytes (an insert of a subject no base has, one
+/// with a non-ASCII IRI, one in a graph only the log names). A chunk whose
+/// log only deletes or clears is not needed for a term its base lacks.
+#[test]
+fn a_bound_term_folds_only_the_chunks_that_may_hold_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let quads = |r: std::ops::Range<usize>| r.map(|s| (s, 0, 1, Some(0))).collect::<BTreeSet<Quad>>();
+    let chunks = [
+        chunk(dir.path(), "a", &quads(0..4)),
+        chunk(dir.path(), "b", &quads(4..8)),
+        chunk(dir.path(), "c", &quads(8..12)),
+    ];
+    common::update(&chunks[1], "INSERT DATA { GRAPH <http://x/new> { <http://x/only-in-b-log> <http://x/p0> \"é\" . <http://x/ü> <http://x/p1> <http://x/s01> } }");
+    common::update(&chunks[2], "DELETE DATA { GRAPH <http://x/g0> { <http://x/s09> <http://x/p0> \"v1\" } }");
+    common::update(&chunks[2], "CLEAR GRAPH <http://x/g0>");
+    let cases: &[(&str, &[bool], usize)] = &[
+        ("SELECT ?p ?o { GRAPH ?g { <http://x/s05> ?p ?o } }", &[false, true, false], 1),
+        ("SELECT ?p ?o { GRAPH ?g { <http://x/only-in-b-log> ?p ?o } }", &[false, true, false], 1),
+        ("SELECT ?s { GRAPH ?g { ?s ?p \"é\" } }", &[false, true, false], 1),
+        ("SELECT ?p { GRAPH ?g { <http://x/ü> ?p ?o } }", &[false, true, false], 1),
+        ("SELECT ?s { GRAPH <http://x/new> { ?s ?p ?o } }", &[false, true, false], 2),
+        // s01 is a subject in a and an object in b's log.
+        ("SELECT ?s ?p { GRAPH ?g { ?s ?p <http://x/s01> } }", &[false, true, false], 1),
+        // b's log names it (as an object): a and b are folded, and compared.
+        ("SELECT ?p ?o { GRAPH ?g { <http://x/s01> ?p ?o } }", &[true, true, false], 1),
+        // Cleared in c's log: c is folded (its base holds s09) and answers nothing.
+        ("SELECT ?p ?o { GRAPH ?g { <http://x/s09> ?p ?o } }", &[false, false, true], 0),
+        ("SELECT ?p ?o { GRAPH ?g { <http://x/nowhere> ?p ?o } }", &[false, false, false], 0),
+    ];
+    for &(q, folded, rows) in cases {
+        let ((lines, _), was_folded) = lazy_answer(&chunks, q, false);
+        assert_eq!(was_folded, folded, "{q}: which chunks were folded");
+        assert_eq!(lines.len() - 1, rows, "{q}: {lines:?}");
+        let snaps: Vec<Snapshot> = chunks.iter().map(|c| Snapshot::open(c, 1 << 20).unwrap()).collect();
+        assert_eq!(lines, answer(&snaps.iter().collect::<Vec<_>>(), q, false, true).0, "{q}");
+    }
 }
 
 #[test]

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::corpus;
+use crate::sparql::dataset::Part;
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
 use crate::store::read::ColumnCache;
 use crate::store::versions::layout::BASE;
 use crate::store::versions::open::Store;
+use crate::view::lazy::LazyChunk;
 use crate::view::overlay::Overlay;
 use crate::view::View;
 
@@ -68,7 +70,7 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
     super::not_a_file_name(&args.texts)?;
     let requests = super::requests(&[&args.texts[..], &args.queries[..]].concat(), &args.files, "query")?;
     let chunks = open_chunks(&args.target, args.memory_limit)?;
-    let parts: Vec<View> = chunks.iter().map(|c| View::new(&c.store, &c.overlay, &c.cache)).collect();
+    let parts: Vec<Part> = chunks.iter().map(OpenChunk::part).collect();
     let opts = QueryOptions {
         format: args.format,
         tty: std::io::stdout().is_terminal(),
@@ -123,8 +125,11 @@ pub fn run(args: &QueryArgs, out: &mut impl Write) -> Result<ExitCode> {
             );
         }
     }
+    for chunk in chunks.iter().filter(|c| matches!(c, OpenChunk::Chunk(..))) {
+        chunk.note_leftover();
+    }
     drop(parts);
-    super::free_at_exit(chunks.into_iter().map(|c| c.overlay).collect::<Vec<_>>());
+    super::free_at_exit(chunks);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -139,14 +144,18 @@ fn separator(opts: &QueryOptions) -> &'static [u8] {
     }
 }
 
-/// One store the query reads: the target, or one chunk of a corpus.
-struct OpenChunk {
-    /// Its name in the corpus; `None` for a single target.
-    name: Option<String>,
-    store: Store,
-    overlay: Overlay,
-    cache: ColumnCache,
-    replay_time: Duration,
+/// One store the query reads: the target, with its log folded, or one
+/// chunk of a corpus, whose log is folded only if a pattern may reach it
+/// ([`crate::view::lazy`]).
+enum OpenChunk {
+    Target {
+        store: Store,
+        overlay: Overlay,
+        cache: ColumnCache,
+        replay_time: Duration,
+    },
+    /// Its name in the corpus.
+    Chunk(String, LazyChunk),
 }
 
 /// The target's stores: the target itself when it is a chunk, a version
@@ -156,49 +165,96 @@ fn open_chunks(target: &Path, memory_limit: usize) -> Result<Vec<OpenChunk>> {
     let single = !target.is_dir() || target.join(BASE).is_file() || corpus::is_chunk(target);
     let found = if single { Vec::new() } else { corpus::find_chunks(target, corpus::DEFAULT_DEPTH)? };
     if found.is_empty() {
-        return Ok(vec![open_chunk(target, None, memory_limit)?]);
+        return Ok(vec![open_target(target, memory_limit)?]);
     }
     let share = memory_limit / found.len();
-    let named = |c: &PathBuf| Some(corpus::chunk_name(target, c));
-    found.iter().map(|c| open_chunk(c, named(c), share)).collect()
+    let open = |c: &PathBuf| -> Result<OpenChunk> {
+        let chunk = LazyChunk::open(c, |store| ColumnCache::within(store, share))?;
+        Ok(OpenChunk::Chunk(corpus::chunk_name(target, c), chunk))
+    };
+    found.iter().map(open).collect()
 }
 
-fn open_chunk(path: &Path, name: Option<String>, memory_limit: usize) -> Result<OpenChunk> {
+fn open_target(path: &Path, memory_limit: usize) -> Result<OpenChunk> {
     let store = Store::open(path)?;
     let cache = ColumnCache::within(&store, memory_limit);
     let replay_started = Instant::now();
     let overlay = Overlay::load(&store, &cache)?;
     let replay_time = replay_started.elapsed();
-    if let Some((off, len, why)) = overlay.leftover {
+    let chunk = OpenChunk::Target { store, overlay, cache, replay_time };
+    chunk.note_leftover();
+    Ok(chunk)
+}
+
+impl OpenChunk {
+    fn part(&self) -> Part<'_> {
+        match self {
+            OpenChunk::Target { store, overlay, cache, .. } => Part::View(View::new(store, overlay, cache)),
+            OpenChunk::Chunk(_, chunk) => Part::Lazy(chunk),
+        }
+    }
+
+    fn store(&self) -> &Store {
+        match self {
+            OpenChunk::Target { store, .. } => store,
+            OpenChunk::Chunk(_, chunk) => &chunk.store,
+        }
+    }
+
+    /// The folded log, and how long reading and folding it took; `None`
+    /// for a corpus chunk no pattern reached.
+    fn folded(&self) -> Option<(&Overlay, Duration)> {
+        match self {
+            OpenChunk::Target { overlay, replay_time, .. } => Some((overlay, *replay_time)),
+            OpenChunk::Chunk(_, chunk) => chunk.folded().map(|ov| (ov, chunk.fold_time())),
+        }
+    }
+
+    /// The `chunk NAME: ` prefix of lines about a corpus chunk.
+    fn prefix(&self) -> String {
+        match self {
+            OpenChunk::Target { .. } => String::new(),
+            OpenChunk::Chunk(name, _) => format!("chunk {name}: "),
+        }
+    }
+
+    /// Says on stderr that the log has bytes after its committed batches,
+    /// which are ignored: at open for the target, and after the queries for
+    /// a corpus chunk whose log a pattern folded.
+    fn note_leftover(&self) {
+        let Some((Some((off, len, why)), _)) = self.folded().map(|(ov, t)| (ov.leftover, t)) else { return };
         crate::eprint_line!(
-            "cottas-tui: note: {} has {} at offset {off} that {} not a committed batch ({}); {} ignored",
-            store.layout.log.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+            "cottas-tui: note: {}{} has {} at offset {off} that {} not a committed batch ({}); {} ignored",
+            self.prefix(),
+            self.store().layout.log.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
             crate::text::plural(len, "byte", "bytes"),
             crate::text::noun(len, "is", "are"),
             why.as_str(),
             crate::text::noun(len, "it is", "they are")
         );
     }
-    Ok(OpenChunk { name, store, overlay, cache, replay_time })
-}
 
-impl OpenChunk {
     /// The `--explain` lines about this store and its log.
     fn explain(&self) {
-        let store = &self.store;
+        let store = self.store();
         let log_bytes =
             store.layout.log.as_ref().and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
-        let chunk = self.name.as_ref().map(|n| format!("chunk {n}: ")).unwrap_or_default();
+        let chunk = self.prefix();
         crate::eprint_line!(
             "{chunk}store: {} ({})",
             store.layout.base.display(),
             store.layout.resolution.describe()
         );
-        crate::eprint_line!(
-            "{chunk}delta: {}, {} shadowed by the epoch marker; {log_bytes} log bytes replayed in {:.3} ms",
-            crate::text::plural(self.overlay.batches_visible, "visible batch", "visible batches"),
-            self.overlay.batches_shadowed,
-            self.replay_time.as_secs_f64() * 1e3
-        );
+        match self.folded() {
+            Some((overlay, took)) => crate::eprint_line!(
+                "{chunk}delta: {}, {} shadowed by the epoch marker; {log_bytes} log bytes replayed in {:.3} ms",
+                crate::text::plural(overlay.batches_visible, "visible batch", "visible batches"),
+                overlay.batches_shadowed,
+                took.as_secs_f64() * 1e3
+            ),
+            None => crate::eprint_line!(
+                "{chunk}delta: not folded: no pattern could match in this chunk ({log_bytes} log bytes)"
+            ),
+        }
     }
 }

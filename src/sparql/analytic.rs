@@ -721,7 +721,7 @@ impl JoinCount {
 fn id_in(ds: &StoreDataset, i: usize, col: usize, t: &Tok) -> Result<Option<u32>, StoreError> {
     let Some(term) = t.to_ours() else { return Ok(None) };
     for variant in token_variants(&term) {
-        if let DictLookup::Id(id) = ds.parts[i].store.dict_id(col, &variant)? {
+        if let DictLookup::Id(id) = ds.parts[i].store().dict_id(col, &variant)? {
             return Ok(Some(id));
         }
     }

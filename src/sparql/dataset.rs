@@ -12,23 +12,79 @@
 //! one graph holding both chunks' quads. Sums over parts (the count
 //! shortcuts) are exact only when the parts are shown disjoint; otherwise
 //! they decline and the query is evaluated over the set.
+//!
+//! A corpus chunk's log is folded on first need ([`crate::view::lazy`]): a
+//! pattern asks only the chunks that may hold its bound terms, so a lookup
+//! over many chunks costs the chunks that answer it, not a fold of every
+//! log. Whatever needs every chunk (the overlaps between chunks, named
+//! graphs, the id-level operators) folds them all, once.
 
 use std::cell::{OnceCell, RefCell};
 
 use oxrdf::Term;
+use rustc_hash::FxHashMap;
 use spareval::{InternalQuad, QueryableDataset};
 
 use crate::store::read::{ColumnCache, Explain};
 use crate::store::versions::open::Store;
 use crate::store::StoreError;
+use crate::view::lazy::LazyChunk;
 use crate::view::overlay::Overlay;
 use crate::view::terms::{from_token, Tok};
-use crate::view::union::{Overlaps, Seen};
+use crate::view::union::{Facts, Overlaps, Seen, Shared};
 use crate::view::{Graphs, Quads, View, ViewQuad};
 
+/// One chunk of a dataset: a view, or a corpus chunk whose log is folded
+/// on first need.
+#[derive(Clone, Copy)]
+pub enum Part<'a> {
+    View(View<'a>),
+    Lazy(&'a LazyChunk),
+}
+
+impl<'a> From<View<'a>> for Part<'a> {
+    fn from(view: View<'a>) -> Self {
+        Part::View(view)
+    }
+}
+
+impl<'a> From<&'a LazyChunk> for Part<'a> {
+    fn from(chunk: &'a LazyChunk) -> Self {
+        Part::Lazy(chunk)
+    }
+}
+
+impl<'a> Part<'a> {
+    /// The chunk's view, its log folded now if it was not yet.
+    pub fn view(&self) -> Result<View<'a>, StoreError> {
+        match self {
+            Part::View(v) => Ok(*v),
+            Part::Lazy(c) => c.view(),
+        }
+    }
+
+    /// The chunk's base, without its log.
+    pub fn store(&self) -> &'a Store {
+        match self {
+            Part::View(v) => v.store,
+            Part::Lazy(c) => &c.store,
+        }
+    }
+
+    /// Whether the chunk may hold a match (see [`LazyChunk::may_match`]).
+    fn may_match(&self, spo: [Option<&Tok<'_>>; 3], graphs: &Graphs<'_, '_>) -> Result<bool, StoreError> {
+        match self {
+            Part::View(_) => Ok(true),
+            Part::Lazy(c) => c.may_match(spo, graphs),
+        }
+    }
+}
+
 pub struct StoreDataset<'a> {
-    /// One view per chunk, in the corpus's order.
-    pub parts: Vec<View<'a>>,
+    /// One part per chunk, in the corpus's order.
+    pub parts: Vec<Part<'a>>,
+    /// Every part's view, made on first use (folding every lazy part).
+    views: OnceCell<Vec<View<'a>>>,
     /// Pruning figures summed over every pattern the query asked for.
     pub explain: &'a RefCell<Explain>,
     /// Answer default-graph patterns from every graph (one read-path call,
@@ -38,6 +94,9 @@ pub struct StoreDataset<'a> {
     pub named: OnceCell<Vec<Tok<'a>>>,
     /// Which parts may share quads, computed on first use.
     overlaps: OnceCell<Overlaps>,
+    /// Where two parts may share quads, for pairs asked before every part
+    /// was folded.
+    pairs: RefCell<FxHashMap<(usize, usize), Shared>>,
 }
 
 type Quad<'a> = InternalQuad<Tok<'a>>;
@@ -55,12 +114,19 @@ impl<'a> StoreDataset<'a> {
 
     /// The dataset of several chunks' views, their quads side by side.
     pub fn of(parts: Vec<View<'a>>, explain: &'a RefCell<Explain>) -> Self {
+        Self::of_parts(parts.into_iter().map(Part::View).collect(), explain)
+    }
+
+    /// The dataset of several chunks, views or chunks folded on first need.
+    pub fn of_parts(parts: Vec<Part<'a>>, explain: &'a RefCell<Explain>) -> Self {
         StoreDataset {
             parts,
+            views: OnceCell::new(),
             explain,
             union_default_graph: false,
             named: OnceCell::new(),
             overlaps: OnceCell::new(),
+            pairs: RefCell::default(),
         }
     }
 
@@ -69,23 +135,95 @@ impl<'a> StoreDataset<'a> {
         self
     }
 
+    /// Every part's view, in order, folding every part not yet folded.
+    pub fn views(&self) -> Result<&[View<'a>], StoreError> {
+        if let Some(v) = self.views.get() {
+            return Ok(v);
+        }
+        let views = self.parts.iter().map(Part::view).collect::<Result<Vec<_>, _>>()?;
+        Ok(self.views.get_or_init(|| views))
+    }
+
+    /// The parts that may hold a match of the bound terms, with their views
+    /// (only these are folded), and their indices in the corpus.
+    fn reached(
+        &self,
+        spo: [Option<&Tok<'a>>; 3],
+        graphs: &Graphs<'_, 'a>,
+    ) -> Result<Vec<(usize, View<'a>)>, StoreError> {
+        if let Some(views) = self.views.get() {
+            return Ok(views.iter().copied().enumerate().collect());
+        }
+        let mut reached = Vec::new();
+        for (i, part) in self.parts.iter().enumerate() {
+            if part.may_match(spo, graphs)? {
+                reached.push((i, part.view()?));
+            }
+        }
+        Ok(reached)
+    }
+
+    /// The earlier parts among `reached` that may hold what part `i` holds,
+    /// with their views. Parts a pattern does not reach hold no match, so
+    /// only the reached ones are compared (and folded); once every part is
+    /// folded, the overlaps of all are computed once.
+    fn earlier(
+        &self,
+        i: usize,
+        reached: &[(usize, View<'a>)],
+    ) -> Result<Vec<(View<'a>, Shared)>, StoreError> {
+        if reached.len() < 2 {
+            return Ok(Vec::new());
+        }
+        if let Some(views) = self.views.get() {
+            let overlaps = self.overlaps()?;
+            return Ok(overlaps.earlier(i).iter().map(|(j, shared)| (views[*j], shared.clone())).collect());
+        }
+        let mut earlier = Vec::new();
+        for &(j, view) in reached.iter().take_while(|(j, _)| *j < i) {
+            let shared = self.shared(j, i, reached)?;
+            if shared != Shared::Nothing {
+                earlier.push((view, shared));
+            }
+        }
+        Ok(earlier)
+    }
+
+    /// Where parts `j` and `i` (both in `reached`) may share quads,
+    /// remembered per pair.
+    fn shared(&self, j: usize, i: usize, reached: &[(usize, View<'a>)]) -> Result<Shared, StoreError> {
+        if let Some(shared) = self.pairs.borrow().get(&(j, i)) {
+            return Ok(shared.clone());
+        }
+        let facts = |k: usize| -> Result<Facts, StoreError> {
+            match reached.iter().find(|(r, _)| *r == k) {
+                Some((_, view)) => Facts::of(view),
+                None => Ok(Facts::default()),
+            }
+        };
+        let shared = facts(i)?.shared_with(&facts(j)?);
+        self.pairs.borrow_mut().insert((j, i), shared.clone());
+        Ok(shared)
+    }
+
     /// A term that is not valid N-Triples, blamed on the chunk that holds
     /// it: the one chunk, or the chunk whose dictionaries have the token
     /// (a lookup per column, on this error path only). Without dictionaries
     /// that say, the error names how many chunks it may be in.
     fn bad_cell(&self, cell: &[u8]) -> StoreError {
         let what = format!("a term is not a valid N-Triples term: {:?}", String::from_utf8_lossy(cell));
-        let holds = |part: &&View| {
-            (0..4).any(|c| part.store.sidecars.dict(c).is_some_and(|d| matches!(d.find(cell), Ok(Some(_)))))
+        let holds = |store: &&Store| {
+            (0..4).any(|c| store.sidecars.dict(c).is_some_and(|d| matches!(d.find(cell), Ok(Some(_)))))
         };
-        let holder = match self.parts.as_slice() {
-            [one] => Some(one),
-            parts => parts.iter().find(holds),
+        let stores: Vec<&Store> = self.parts.iter().map(Part::store).collect();
+        let holder = match stores.as_slice() {
+            [one] => Some(*one),
+            stores => stores.iter().copied().find(holds),
         };
-        if let Some(part) = holder {
-            return StoreError::format_anywhere(part.store.base.path(), what);
+        if let Some(store) = holder {
+            return StoreError::format_anywhere(store.base.path(), what);
         }
-        let paths: Vec<&std::path::Path> = self.parts.iter().map(|p| p.store.base.path()).collect();
+        let paths: Vec<&std::path::Path> = stores.iter().map(|s| s.base.path()).collect();
         let root =
             paths.iter().skip(1).fold(paths.first().copied().unwrap_or(std::path::Path::new("")), |a, b| {
                 a.ancestors().find(|anc| b.starts_with(anc)).unwrap_or(std::path::Path::new(""))
@@ -110,16 +248,14 @@ impl<'a> StoreDataset<'a> {
         let (graphs, union) = self.graphs(graph);
         // The read figures reach `explain` when spareval drops the answer,
         // once it is known how many row groups were read.
-        let overlaps = self.overlaps()?;
-        let mut answers = Vec::with_capacity(self.parts.len());
-        for (i, part) in self.parts.iter().enumerate() {
+        let reached = self.reached([s, p, o], &graphs)?;
+        let mut answers = Vec::with_capacity(reached.len());
+        for &(i, part) in &reached {
             let quads = part.quads(s, p, o, graphs)?.0.report_to(self.explain);
-            answers.push(match overlaps.earlier(i) {
-                [] => PartAnswer::All(quads),
-                earlier => PartAnswer::New(
-                    quads,
-                    Seen::new(earlier.iter().map(|(j, shared)| (self.parts[*j], shared.clone())).collect()),
-                ),
+            let earlier = self.earlier(i, &reached)?;
+            answers.push(match earlier.is_empty() {
+                true => PartAnswer::All(quads),
+                false => PartAnswer::New(quads, Seen::new(earlier)),
             });
         }
         Ok(answers.into_iter().flatten().map(move |q| {
@@ -142,14 +278,13 @@ impl<'a> StoreDataset<'a> {
         graph: Option<Option<&Tok<'a>>>,
     ) -> Result<usize, StoreError> {
         let graphs = self.graphs(graph).0;
-        let overlaps = self.overlaps()?;
+        let reached = self.reached([s, p, o], &graphs)?;
         let mut n = 0;
-        for (i, part) in self.parts.iter().enumerate() {
+        for &(i, part) in &reached {
             n += part.quads(s, p, o, graphs)?.0.report_to(self.explain).try_count()?;
-            let earlier: Vec<_> =
-                overlaps.earlier(i).iter().map(|(j, shared)| (self.parts[*j], shared.clone())).collect();
+            let earlier = self.earlier(i, &reached)?;
             if !earlier.is_empty() {
-                n -= crate::view::union::copies(part, earlier, [s, p, o], graphs)?;
+                n -= crate::view::union::copies(&part, earlier, [s, p, o], graphs)?;
             }
         }
         Ok(n)
@@ -160,7 +295,7 @@ impl<'a> StoreDataset<'a> {
         if let Some(o) = self.overlaps.get() {
             return Ok(o);
         }
-        let overlaps = Overlaps::of(&self.parts)?;
+        let overlaps = Overlaps::of(self.views()?)?;
         Ok(self.overlaps.get_or_init(|| overlaps))
     }
 
@@ -188,7 +323,7 @@ impl<'a> StoreDataset<'a> {
         }
         let graphs = self.graphs(graph).0;
         let mut answers = Vec::with_capacity(self.parts.len());
-        for part in &self.parts {
+        for part in self.views()? {
             match part.id_quads(s, p, o, graphs, columns)? {
                 Some(a) => answers.push(a),
                 None => return Ok(None),
@@ -220,7 +355,7 @@ impl<'a> StoreDataset<'a> {
             return Ok(Some(all));
         }
         let mut all = std::collections::BTreeMap::new();
-        for part in &self.parts {
+        for part in self.views()? {
             let Some(counts) = part.quads_per_graph()? else { return Ok(None) };
             for (graph, n) in counts {
                 *all.entry(graph).or_insert(0) += n;
@@ -251,7 +386,7 @@ impl<'a> StoreDataset<'a> {
         if let Some(n) = self.named.get() {
             return Ok(n);
         }
-        let names = match self.parts.as_slice() {
+        let names = match self.views()? {
             [one] => one.named_graphs()?,
             parts => {
                 let mut all = std::collections::BTreeSet::new();

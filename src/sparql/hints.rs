@@ -9,8 +9,9 @@
 use spargebra::algebra::GraphPattern;
 use spargebra::Query;
 
+use super::dataset::Part;
 use super::limits::query_pattern;
-use crate::view::View;
+use crate::format::term::DEFAULT_GRAPH;
 
 /// What the note says; `query` adds its `--union-default-graph`.
 pub const EMPTY_DEFAULT_GRAPH: &str = "the default graph is empty and the quads are in named graphs, \
@@ -22,14 +23,29 @@ pub const EMPTY_DEFAULT_GRAPH: &str = "the default graph is empty and the quads 
 /// query, a UNION of both, does), names no dataset (`FROM`), and the
 /// default graph is not the union. Decided from the graph dictionaries and
 /// the logs, without reading rows; `false` when they cannot tell.
-pub fn reads_an_empty_default_graph(query: &Query, parts: &[View<'_>], union_default_graph: bool) -> bool {
+pub fn reads_an_empty_default_graph<'a>(
+    query: &Query,
+    parts: &[impl Copy + Into<Part<'a>>],
+    union_default_graph: bool,
+) -> bool {
     let r = reads(query_pattern(query));
     if union_default_graph || query.dataset().is_some() || !r.default || r.named {
         return false;
     }
     let mut named = false;
-    for part in parts {
-        match part.graphs_held() {
+    for &part in parts {
+        let part: Part = part.into();
+        // A base that holds the default graph answers without the log: the
+        // log could only clear it, and then no note is the safe side.
+        if part
+            .store()
+            .sidecars
+            .dict(3)
+            .is_some_and(|d| matches!(d.find(DEFAULT_GRAPH.as_bytes()), Ok(Some(_))))
+        {
+            return false;
+        }
+        match part.view().and_then(|v| v.graphs_held()) {
             Ok(Some(held)) if !held.default => named |= held.named,
             _ => return false,
         }
@@ -37,9 +53,6 @@ pub fn reads_an_empty_default_graph(query: &Query, parts: &[View<'_>], union_def
     named
 }
 
-/// What a pattern reads: the default graph (a triple or path pattern
-/// outside any `GRAPH`), and named graphs (a `GRAPH`). EXISTS in filters
-/// aside.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 struct Reads {
     default: bool,

@@ -13,7 +13,7 @@ use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 use spareval::{CancellationToken, QueryEvaluator, QueryResults};
 use spargebra::SparqlParser;
 
-use super::dataset::StoreDataset;
+use super::dataset::{Part, StoreDataset};
 use crate::store::read::Explain;
 use crate::store::StoreError;
 use crate::view::View;
@@ -177,8 +177,8 @@ pub fn with_results<R>(
 
 /// Parses, evaluates and writes one query over `parts` (one chunk, or every
 /// chunk of a corpus).
-pub fn run_query(
-    parts: &[View<'_>],
+pub fn run_query<'p>(
+    parts: &[impl Copy + Into<Part<'p>>],
     text: &str,
     opts: &QueryOptions,
     out: &mut dyn Write,
@@ -188,17 +188,24 @@ pub fn run_query(
 }
 
 /// Evaluates and writes one parsed query.
-pub fn run_parsed(
-    parts: &[View<'_>],
+pub fn run_parsed<'p>(
+    parts: &[impl Copy + Into<Part<'p>>],
     query: &spargebra::Query,
     opts: &QueryOptions,
     out: &mut dyn Write,
 ) -> Result<QuerySummary, QueryError> {
     let explain = RefCell::new(Explain::default());
     let union_default_graph = opts.union_default_graph && query.dataset().is_none();
-    let empty_default_graph =
-        opts.hints && super::hints::reads_an_empty_default_graph(query, parts, union_default_graph);
-    let dataset = StoreDataset::of(parts.to_vec(), &explain).with_union_default_graph(union_default_graph);
+    let parts: Vec<Part> = parts.iter().map(|&p| p.into()).collect();
+    // The note explains an empty answer or a count of 0; deciding it may
+    // fold chunks the query did not reach, so only for answers that small.
+    let empty_default_graph = |rows: usize| {
+        opts.hints
+            && rows <= 1
+            && super::hints::reads_an_empty_default_graph(query, &parts, union_default_graph)
+    };
+    let dataset =
+        StoreDataset::of_parts(parts.clone(), &explain).with_union_default_graph(union_default_graph);
     let token = opts.cancel.clone().unwrap_or_default();
     // Shortcuts and evaluation alike stop at the deadline.
     let _deadline = opts.timeout.filter(|_| opts.cancel.is_none()).map(|d| Deadline::start(token.clone(), d));
@@ -213,7 +220,7 @@ pub fn run_parsed(
             explain,
             plan: None,
             shortcut: true,
-            empty_default_graph,
+            empty_default_graph: empty_default_graph(rows),
         });
     }
     let rewritten = answered_subqueries(query, &dataset, opts, &cancelled)?;
@@ -240,6 +247,7 @@ pub fn run_parsed(
     let results = results.map_err(map_eval)?;
     let (rows, truncated) = write_results(results, opts, out, &map_eval, Some(&token))?;
     let explain = explain.into_inner();
+    let empty_default_graph = empty_default_graph(rows);
     Ok(QuerySummary { rows, truncated, explain, plan, shortcut: false, empty_default_graph })
 }
 

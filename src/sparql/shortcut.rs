@@ -481,7 +481,7 @@ impl DistinctOf {
         // Over a corpus: each chunk's distinct values, each value once.
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        for part in &dataset.parts {
+        for part in dataset.views()? {
             let Some(values) = part.distinct_values(self.scope(dataset))? else {
                 return Ok(None);
             };
@@ -512,7 +512,7 @@ impl DistinctOf {
     /// `--memory-limit` says. `None` when a chunk's dictionary cannot say
     /// (see [`crate::view::values`]).
     fn counted_by_dictionary(&self, dataset: &StoreDataset) -> Result<Option<usize>, StoreError> {
-        distinct_count(&dataset.parts, self.scope(dataset))
+        distinct_count(dataset.views()?, self.scope(dataset))
     }
 
     /// The view's name for what this query asks of one column.

@@ -10,6 +10,7 @@
 
 pub mod ids;
 pub mod kept;
+pub mod lazy;
 pub mod net;
 pub mod overlay;
 pub mod rows;

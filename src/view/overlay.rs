@@ -269,7 +269,12 @@ impl Overlay {
     /// Reads the store's log (if its view has one) and folds the visible batches.
     pub fn load(store: &Store, cache: &ColumnCache) -> Result<Overlay, StoreError> {
         let Some(path) = &store.layout.log else { return Ok(Overlay::default()) };
-        let Some(log) = Log::read(path)? else { return Ok(Overlay::default()) };
+        Overlay::from_log(store, cache, Log::read(path)?)
+    }
+
+    /// [`Overlay::load`] over a log already read (`None`: the store has none).
+    pub fn from_log(store: &Store, cache: &ColumnCache, log: Option<Log>) -> Result<Overlay, StoreError> {
+        let Some(log) = log else { return Ok(Overlay::default()) };
         // A torn last frame is what a crash leaves, and is ignored. Valid
         // batches *behind* damage are committed writes no reader can reach:
         // answering without them would be silently wrong.

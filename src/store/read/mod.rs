@@ -727,6 +727,13 @@ impl Store {
         Ok(Some(bound))
     }
 
+    /// Whether any row of the base may match `pat`: `false` only when the
+    /// base has no rows, or a bound term is in none of its spellings in its
+    /// column's dictionary (a lookup per bound term, no page read).
+    pub fn may_match(&self, pat: &Pattern) -> Result<bool, StoreError> {
+        Ok(self.base.num_rows() > 0 && self.bind(pat, &mut Explain::default())?.is_some())
+    }
+
     /// Whether column `col`'s dictionary may hold `token`: an IRI, blank
     /// node or `DEFAULT` in canonical form, which every producer spells the
     /// same ([`token_variants`] has one). `false` only when the version has
