@@ -170,7 +170,8 @@ fn filtered((lk, n, rk, gk, form): Draw) -> Option<String> {
             format!("{left} OPTIONAL {{ {right} }} FILTER(!BOUND({bound}))")
         }
     };
-    let head = if (form / 4) % 2 == 0 { "(COUNT(*) AS ?n)" } else { "?x" };
+    let head =
+        ["(COUNT(*) AS ?n)", "?x", "DISTINCT ?x", "DISTINCT (COUNT(*) AS ?n)"][(form / 4) as usize % 4];
     Some(format!("{P}SELECT {head} {{ {body} }}"))
 }
 
@@ -180,6 +181,15 @@ fn join_count((lk, n, rk, gk, _): Draw) -> Option<String> {
     let body = format!("{} . {}", side(lk, n, "y"), side(rk, n / 3, "z"));
     let body = if gk % 3 == 2 { format!("GRAPH x:g{} {{ {body} }}", 1 + (gk / 3) % 3) } else { body };
     Some(format!("{P}SELECT (COUNT(*) AS ?n) {{ {body} }}"))
+}
+
+/// `SELECT DISTINCT … { A . B }` through `?x`: a semi-join when every
+/// projected variable is one side's.
+fn distinct_join((lk, n, rk, gk, form): Draw) -> Option<String> {
+    let body = format!("{} . {}", side(lk, n, "y"), side(rk, n / 3, "z"));
+    let body = if gk % 3 == 2 { format!("GRAPH x:g{} {{ {body} }}", 1 + (gk / 3) % 3) } else { body };
+    let head = ["?y", "?x", "?x ?y", "?z", "?y ?z"][form as usize % 5];
+    Some(format!("{P}SELECT DISTINCT {head} {{ {body} }}"))
 }
 
 /// Aggregates over a grouped sub-select.
@@ -195,15 +205,15 @@ fn over_groups((k, _, pk, _, form): Draw) -> Option<String> {
     Some(format!("{P}{outer} {{ {{ SELECT ?s (COUNT(*) AS ?n) {{ {inner} }} GROUP BY ?s }}{filter} }}"))
 }
 
-fn check_all(snaps: &[&Snapshot], cases: u32) -> [usize; 4] {
-    let mut answered = [0usize; 4];
+fn check_all(snaps: &[&Snapshot], cases: u32) -> [usize; 5] {
+    let mut answered = [0usize; 5];
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(cases));
     let counts = std::cell::RefCell::new(&mut answered);
     runner
         .run(&(draw(), any::<bool>()), |(d, union)| {
             let mut c = counts.borrow_mut();
-            for (i, q) in [grouped(d), distinct_count(d), filtered(d), join_count(d)].into_iter().enumerate()
-            {
+            let shapes = [grouped(d), distinct_count(d), filtered(d), join_count(d), distinct_join(d)];
+            for (i, q) in shapes.into_iter().enumerate() {
                 if let Some(q) = q {
                     if same(snaps, &q, union) {
                         c[i] += 1;
@@ -226,12 +236,13 @@ fn analytic_shapes_equal_plain_evaluation_with_and_without_a_delta() {
         let snap = Snapshot::open(&store(&dir.path().join(format!("d{with_delta}")), 0, with_delta), 1 << 20)
             .unwrap();
         assert!(snap.store.base.num_row_groups() > 10);
-        let [grouped, distinct, filtered, joined] = check_all(&[&snap], 200);
+        let [grouped, distinct, filtered, joined, semi] = check_all(&[&snap], 200);
         // Most draws are shapes the shortcut answers; a few are not (a
-        // literal key ordered by value, a shared graph variable).
+        // literal key ordered by value, a shared graph variable, a
+        // projection over both sides of a join).
         assert!(
-            grouped > 100 && distinct > 100 && filtered > 100 && joined > 100,
-            "{grouped} {distinct} {filtered} {joined}"
+            grouped > 100 && distinct > 100 && filtered > 100 && joined > 100 && semi > 80,
+            "{grouped} {distinct} {filtered} {joined} {semi}"
         );
     }
 }
@@ -246,10 +257,10 @@ fn analytic_shapes_over_a_corpus_equal_plain_evaluation() {
     let a = Snapshot::open(&store(&dir.path().join("a"), 0, true), 1 << 20).unwrap();
     let b =
         Snapshot::open(&store_with_subjects(&dir.path().join("b"), 1, false, "http://y/"), 1 << 20).unwrap();
-    let [grouped, distinct, filtered, joined] = check_all(&[&a, &b], 120);
+    let [grouped, distinct, filtered, joined, semi] = check_all(&[&a, &b], 120);
     assert!(
-        grouped > 50 && distinct > 50 && filtered > 50 && joined > 50,
-        "{grouped} {distinct} {filtered} {joined}"
+        grouped > 50 && distinct > 50 && filtered > 50 && joined > 50 && semi > 40,
+        "{grouped} {distinct} {filtered} {joined} {semi}"
     );
 }
 
@@ -270,6 +281,7 @@ fn the_benchmark_shapes_take_the_shortcut() {
         "SELECT ?x { ?x x:p0 ?y MINUS { ?z x:p1 ?x } }",
         "SELECT (COUNT(*) AS ?n) { ?x x:p0 ?y . ?x x:p1 ?z }",
         "SELECT (COUNT(*) AS ?n) { ?x x:p0 ?c . ?t x:p3 ?c }",
+        "SELECT DISTINCT ?d { ?x x:p0 ?p . ?p x:p1 ?d }",
     ] {
         assert!(same(&[&snap], &format!("{P}{q}"), true), "{q} was evaluated, not answered by the shortcut");
     }

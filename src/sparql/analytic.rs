@@ -361,6 +361,8 @@ pub struct Filtered {
     keep_matched: bool,
     shared: Variable,
     out: Output,
+    /// `SELECT DISTINCT`: each projected row once.
+    distinct: bool,
 }
 
 enum Output {
@@ -380,10 +382,17 @@ fn only_shared(left: &Operand, right: &Operand) -> Option<Variable> {
 }
 
 fn filtered_of(query: &Query) -> Option<Filtered> {
-    let Query::Select { dataset: None, pattern: GraphPattern::Project { inner, variables }, .. } = query
-    else {
-        return None;
+    let Query::Select { dataset: None, pattern, .. } = query else { return None };
+    let (pattern, distinct) = match pattern {
+        GraphPattern::Distinct { inner } => (&**inner, true),
+        other => (other, false),
     };
+    let GraphPattern::Project { inner, variables } = pattern else { return None };
+    if distinct {
+        if let Some(semi) = distinct_join_of(inner, variables) {
+            return Some(semi);
+        }
+    }
     let (body, out) = match one_aggregate(inner, variables) {
         Some((variable, AggregateExpression::CountSolutions { distinct: false }, body)) => {
             (body, Output::Count(variable.clone()))
@@ -417,7 +426,48 @@ fn filtered_of(query: &Query) -> Option<Filtered> {
             return None;
         }
     }
-    Some(Filtered { shared, left, right, keep_matched, out })
+    // DISTINCT of a count is the count.
+    let distinct = distinct && matches!(out, Output::Rows(_));
+    Some(Filtered { shared, left, right, keep_matched, out, distinct })
+}
+
+/// `SELECT DISTINCT ?v… { A . B }`, two patterns through the one variable
+/// they share, every projected variable one pattern's: under DISTINCT the
+/// join is that pattern's rows that the other matches (a semi-join), so no
+/// joined row is made and the rows are told apart by ids before any is
+/// named.
+fn distinct_join_of(body: &GraphPattern, variables: &[Variable]) -> Option<Filtered> {
+    let (a, b) = two_patterns(body)?;
+    let shared = only_shared(&a, &b)?;
+    let all_in = |op: &Operand| variables.iter().all(|v| op.col_of(v).is_some());
+    let (left, right) = if all_in(&a) {
+        (a, b)
+    } else if all_in(&b) {
+        (b, a)
+    } else {
+        return None;
+    };
+    let out = Output::Rows(variables.to_vec());
+    Some(Filtered { left, right, keep_matched: true, shared, out, distinct: true })
+}
+
+/// A BGP of two triple patterns, in the default graph or one named graph
+/// (a graph variable would be a second shared variable), as two operands.
+fn two_patterns(body: &GraphPattern) -> Option<(Operand, Operand)> {
+    let (graph, bgp) = match body {
+        GraphPattern::Graph { name: name @ NamedNodePattern::NamedNode(_), inner } => (Some(name), &**inner),
+        other => (None, other),
+    };
+    let GraphPattern::Bgp { patterns } = bgp else { return None };
+    let [l, r] = patterns.as_slice() else { return None };
+    let side = |t: &TriplePattern| {
+        let p = GraphPattern::Bgp { patterns: vec![t.clone()] };
+        match graph {
+            Some(name) => Operand::of(&GraphPattern::Graph { name: name.clone(), inner: Box::new(p) }),
+            None => Operand::of(&p),
+        }
+    };
+    Some((side(l)?, side(r)?))
 }
 
 /// Rows per id of one dictionary: a vector indexed by id when the
@@ -535,7 +585,6 @@ impl<'a> KeyCounts<'a> {
     /// of the part).
     fn counts_in(
         &self,
-        ds: &StoreDataset,
         i: usize,
         dict: &DictMap,
         col: usize,
@@ -547,8 +596,11 @@ impl<'a> KeyCounts<'a> {
             }
         }
         let mut out = Counts::for_dict(dict);
-        let add = |t: &Tok, n: usize, out: &mut Counts| -> Result<(), StoreError> {
-            if let Some(id) = id_in(ds, i, col, t)? {
+        // A part's values come in its dictionary's order, so each lookup
+        // gallops from the last one's place in `dict`.
+        let mut hint = 0;
+        let mut add = |t: &Tok, n: usize, out: &mut Counts| -> Result<(), StoreError> {
+            if let Some(id) = id_near(dict, t, &mut hint)? {
                 out.add(id, n);
             }
             Ok(())
@@ -600,8 +652,12 @@ impl Filtered {
         let read: Vec<usize> = cols.iter().copied().chain([lc]).collect();
         let Some(scans) = self.left.scan(ds, &read)? else { return Ok(None) };
         let (mut count, mut rows) = (0usize, Vec::new());
+        // DISTINCT: rows told apart by ids within a part, by terms across.
+        let mut distinct_terms: HashSet<Vec<Term>> = HashSet::new();
         for (i, mut scan) in scans.into_iter().enumerate() {
             let mut want: Option<std::borrow::Cow<Counts>> = None;
+            let mut distinct_ids: HashSet<Vec<u32>> = HashSet::new();
+            let mut dicts = None;
             loop {
                 let r = match next_rows(&mut scan, stop)? {
                     Next::Rows(r) => r,
@@ -609,9 +665,19 @@ impl Filtered {
                     Next::End => break,
                 };
                 if want.is_none() {
-                    want = Some(right.counts_in(ds, i, r.dicts[lc], lc)?);
+                    want = Some(right.counts_in(i, r.dicts[lc], lc)?);
                 }
                 let want = want.as_ref().expect("set above");
+                if self.distinct {
+                    dicts = Some(r.dicts);
+                    for ids in r.ids.iter().filter(|ids| (want.get(ids[lc]) > 0) == self.keep_matched) {
+                        distinct_ids.insert(cols.iter().map(|&c| ids[c]).collect());
+                        if distinct_ids.len() > MAX_ROWS {
+                            return Ok(None);
+                        }
+                    }
+                    continue;
+                }
                 for ids in r.ids.iter().filter(|ids| (want.get(ids[lc]) > 0) == self.keep_matched) {
                     count += 1;
                     if rows.len() == MAX_ROWS {
@@ -627,10 +693,24 @@ impl Filtered {
                     }
                 }
             }
+            if let Some(dicts) = dicts {
+                for ids in distinct_ids {
+                    let row = ids.iter().zip(&cols).map(|(&id, &c)| term_of(&canonical(dicts[c], id)?));
+                    distinct_terms.insert(row.collect::<Result<_, _>>()?);
+                }
+            }
             for q in &scan.added {
                 let Some(v) = added_value(q, lc) else { continue };
                 if (right.total_for(ds, v)? > 0) == self.keep_matched {
                     count += 1;
+                    if self.distinct {
+                        let row = cols.iter().map(|&c| added_value(q, c).map(term_of));
+                        let Some(row) = row.collect::<Option<Result<Vec<Term>, _>>>() else {
+                            return Ok(None);
+                        };
+                        distinct_terms.insert(row?);
+                        continue;
+                    }
                     if !cols.is_empty() {
                         let mut row = Vec::with_capacity(cols.len());
                         for &c in &cols {
@@ -641,6 +721,10 @@ impl Filtered {
                     }
                 }
             }
+        }
+        if self.distinct {
+            rows = distinct_terms.into_iter().collect();
+            count = rows.len();
         }
         Ok(Some(match &self.out {
             Output::Count(var) => count_solution(var, count),
@@ -668,22 +752,7 @@ fn join_count_of(query: &Query) -> Option<JoinCount> {
     if !matches!(aggregate, AggregateExpression::CountSolutions { distinct: false }) {
         return None;
     }
-    // One BGP of two patterns, in the default graph or one named graph (a
-    // graph variable would be a second shared variable).
-    let (graph, bgp) = match inner {
-        GraphPattern::Graph { name: name @ NamedNodePattern::NamedNode(_), inner } => (Some(name), &**inner),
-        other => (None, other),
-    };
-    let GraphPattern::Bgp { patterns } = bgp else { return None };
-    let [l, r] = patterns.as_slice() else { return None };
-    let side = |t: &TriplePattern| {
-        let p = GraphPattern::Bgp { patterns: vec![t.clone()] };
-        match graph {
-            Some(name) => Operand::of(&GraphPattern::Graph { name: name.clone(), inner: Box::new(p) }),
-            None => Operand::of(&p),
-        }
-    };
-    let (left, right) = (side(l)?, side(r)?);
+    let (left, right) = two_patterns(inner)?;
     let shared = only_shared(&left, &right)?;
     Some(JoinCount { out: variable.clone(), shared, left, right })
 }
@@ -701,7 +770,7 @@ impl JoinCount {
         let mut n = 0usize;
         for (i, (ids, dict)) in left.parts.iter().enumerate() {
             let Some(dict) = dict else { continue };
-            let other = right.counts_in(ds, i, dict, lc)?;
+            let other = right.counts_in(i, dict, lc)?;
             // Walk the one with fewer values, probe the other.
             let (small, large) =
                 if ids.distinct() <= other.distinct() { (ids, &*other) } else { (&*other, ids) };
@@ -714,6 +783,22 @@ impl JoinCount {
         }
         Ok(Some(n))
     }
+}
+
+/// Token `t`'s id in `dict`, in any producer's spelling of it, searched from
+/// `hint` ([`DictMap::find_near`]).
+fn id_near(dict: &DictMap, t: &Tok, hint: &mut u64) -> Result<Option<u32>, StoreError> {
+    if !t.is_literal() {
+        // An IRI or blank node has one spelling, its canonical token.
+        return dict.find_near(t.bytes(), hint);
+    }
+    let Some(term) = t.to_ours() else { return Ok(None) };
+    for variant in token_variants(&term) {
+        if let Some(id) = dict.find_near(variant.as_bytes(), hint)? {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
 }
 
 /// Token `t`'s id in part `i`'s column `col` dictionary, in any producer's

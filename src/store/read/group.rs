@@ -231,12 +231,7 @@ impl<'s> Group<'s> {
                 return Ok(Some(at.iter().map(|&r| c[r as usize]).collect()));
             }
             let start = self.store.base.rg_start(rg);
-            let ids: Option<Vec<u32>> = at
-                .iter()
-                .map(|&r| so.id_of_row(start + u64::from(r)))
-                .collect::<Result<Vec<_>, _>>()?
-                .into_iter()
-                .collect();
+            let ids = so.ids_of_rows(at.iter().map(|&r| start + u64::from(r)))?;
             if ids.is_some() {
                 return Ok(ids);
             }
