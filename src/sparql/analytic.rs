@@ -162,6 +162,7 @@ pub enum Analytic {
     Filtered(Filtered),
     Distinct(DistinctCount),
     JoinCount(JoinCount),
+    Sums(GroupedSums),
 }
 
 /// The query's shape, when this module answers it.
@@ -171,6 +172,7 @@ pub fn analytic_of(query: &Query) -> Option<Analytic> {
         .or_else(|| filtered_of(query).map(Analytic::Filtered))
         .or_else(|| distinct_count_of(query).map(Analytic::Distinct))
         .or_else(|| join_count_of(query).map(Analytic::JoinCount))
+        .or_else(|| grouped_sums_of(query).map(Analytic::Sums))
 }
 
 impl Analytic {
@@ -186,6 +188,7 @@ impl Analytic {
             Analytic::Filtered(f) => f.answer(ds, stop),
             Analytic::Distinct(d) => Ok(d.count(ds, stop)?.map(|n| count_solution(&d.out, n))),
             Analytic::JoinCount(j) => Ok(j.count(ds, stop)?.map(|n| count_solution(&j.out, n))),
+            Analytic::Sums(g) => g.answer(ds, stop),
         }
     }
 }
@@ -820,4 +823,382 @@ fn term_of(t: &Tok) -> Result<Term, StoreError> {
             format!("not a valid N-Triples term: {}", t.as_str()),
         )
     })
+}
+
+/// `SELECT ?k (SUM(?v) AS ?s) (AVG(?v) AS ?a) (COUNT(*) AS ?n) { ?x p ?k . ?x q ?v } GROUP BY ?k`:
+/// sums, averages and counts of a value per key, the key and the value in
+/// one pattern or in two joined through one variable. spareval joins row
+/// by row and adds terms; here each side is read once as ids, each distinct
+/// value is read as a number once, and the value side is reduced to a sum
+/// and a count per join value before the key side is read, so no joined
+/// row is made.
+///
+/// The numbers are exactly spareval's: the shortcut answers only when every
+/// value is an `xsd:integer` literal and no partial sum can leave `i64`
+/// (the sum is then an `xsd:integer` in any order of addition, and the
+/// average `Decimal::from(sum) / count`, as spareval divides), and only
+/// when neither side has quads the log adds. Otherwise the query is
+/// evaluated.
+pub struct GroupedSums {
+    /// The projection, in order.
+    vars: Vec<Variable>,
+    key: Variable,
+    aggs: Vec<(Variable, Agg)>,
+    value: Variable,
+    shape: SumShape,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Agg {
+    Sum,
+    Avg,
+    Count,
+}
+
+enum SumShape {
+    /// Key and value in one pattern.
+    One(Operand),
+    /// The key's pattern and the value's, joined through `shared`.
+    Two { keys: Box<Operand>, values: Box<Operand>, shared: Variable },
+}
+
+fn grouped_sums_of(query: &Query) -> Option<GroupedSums> {
+    let Query::Select { dataset: None, pattern: GraphPattern::Project { inner, variables }, .. } = query
+    else {
+        return None;
+    };
+    let mut p = &**inner;
+    let mut named = Vec::new();
+    while let GraphPattern::Extend { inner, variable, expression: Expression::Variable(a) } = p {
+        named.push((variable.clone(), a.clone()));
+        p = inner;
+    }
+    let GraphPattern::Group { inner: body, variables: keys, aggregates } = p else { return None };
+    let [key] = keys.as_slice() else { return None };
+    let (mut value, mut aggs) = (None::<Variable>, Vec::new());
+    for (out, a) in &named {
+        let (_, agg) = aggregates.iter().find(|(v, _)| v == a)?;
+        let kind = match agg {
+            AggregateExpression::CountSolutions { distinct: false } => Agg::Count,
+            AggregateExpression::FunctionCall { name, expr: Expression::Variable(v), distinct: false } => {
+                let kind = match name {
+                    AggregateFunction::Sum => Agg::Sum,
+                    AggregateFunction::Avg => Agg::Avg,
+                    AggregateFunction::Count => Agg::Count,
+                    _ => return None,
+                };
+                if kind != Agg::Count && value.get_or_insert_with(|| v.clone()) != v {
+                    return None;
+                }
+                kind
+            }
+            _ => return None,
+        };
+        aggs.push((out.clone(), kind));
+    }
+    let value = value?;
+    if variables.iter().any(|v| v != key && !aggs.iter().any(|(o, _)| o == v)) {
+        return None;
+    }
+    let shape = sum_shape(body, key, &value)?;
+    // COUNT(?w) counts rows only where ?w is always bound: a variable of the patterns.
+    let bound = |v: &Variable| match &shape {
+        SumShape::One(op) => op.col_of(v).is_some(),
+        SumShape::Two { keys, values, .. } => keys.col_of(v).is_some() || values.col_of(v).is_some(),
+    };
+    for (_, a) in aggregates {
+        if let AggregateExpression::FunctionCall {
+            name: AggregateFunction::Count,
+            expr: Expression::Variable(v),
+            ..
+        } = a
+        {
+            if !bound(v) {
+                return None;
+            }
+        }
+    }
+    Some(GroupedSums { vars: variables.clone(), key: key.clone(), aggs, value, shape })
+}
+
+fn sum_shape(body: &GraphPattern, key: &Variable, value: &Variable) -> Option<SumShape> {
+    if let Some(op) = Operand::of(body) {
+        return (op.col_of(key).is_some() && op.col_of(value).is_some() && key != value)
+            .then_some(SumShape::One(op));
+    }
+    let (a, b) = two_patterns(body)?;
+    let shared = only_shared(&a, &b)?;
+    let (values, keys) = match (a.col_of(value).is_some(), b.col_of(value).is_some()) {
+        (true, false) => (a, b),
+        (false, true) => (b, a),
+        _ => return None,
+    };
+    keys.col_of(key)?;
+    Some(SumShape::Two { keys: Box::new(keys), values: Box::new(values), shared })
+}
+
+/// A sum and a count of integers, and the sum of their magnitudes (which
+/// bounds every partial sum, in any order).
+#[derive(Clone, Copy, Default)]
+struct Acc {
+    sum: i128,
+    magnitude: i128,
+    count: u64,
+}
+
+impl Acc {
+    fn of(n: i64) -> Acc {
+        Acc { sum: i128::from(n), magnitude: i128::from(n).abs(), count: 1 }
+    }
+
+    fn add(&mut self, other: &Acc) {
+        self.sum += other.sum;
+        self.magnitude += other.magnitude;
+        self.count += other.count;
+    }
+}
+
+/// Each distinct id's integer, read once; `None` for a value that is not
+/// an `xsd:integer` literal.
+struct Numbers<'d> {
+    dict: Option<&'d DictMap>,
+    memo: IdMap<Option<i64>>,
+}
+
+impl<'d> Numbers<'d> {
+    fn of(&mut self, dict: &'d DictMap, id: u32) -> Result<Option<i64>, StoreError> {
+        if !self.dict.is_some_and(|d| std::ptr::eq(d, dict)) {
+            self.dict = Some(dict);
+            self.memo.clear();
+        }
+        if let Some(&n) = self.memo.get(&id) {
+            return Ok(n);
+        }
+        let n = integer_of(term_of(&canonical(dict, id)?)?);
+        self.memo.insert(id, n);
+        Ok(n)
+    }
+}
+
+impl GroupedSums {
+    fn answer(
+        &self,
+        ds: &StoreDataset,
+        stop: Stop,
+    ) -> Result<Option<spareval::QuerySolutionIter<'static>>, StoreError> {
+        let Some(groups) = self.groups(ds, stop)? else { return Ok(None) };
+        let mut rows = Vec::with_capacity(groups.len());
+        for (token, acc) in groups {
+            if acc.magnitude > i128::from(i64::MAX) {
+                return Ok(None);
+            }
+            let Some(key) = from_token(&token) else { return Ok(None) };
+            let sum = oxsdatatypes::Integer::from(acc.sum as i64);
+            let mut row = Vec::with_capacity(self.vars.len());
+            for v in &self.vars {
+                let agg = self.aggs.iter().find(|(o, _)| o == v).map(|(_, a)| *a);
+                row.push(Some(match agg {
+                    None => key.clone(),
+                    Some(Agg::Count) => Term::Literal(Literal::from(acc.count as i64)),
+                    Some(Agg::Sum) => Term::Literal(Literal::from(sum)),
+                    Some(Agg::Avg) => {
+                        let count = oxsdatatypes::Integer::from(acc.count as i64);
+                        let Some(avg) = oxsdatatypes::Decimal::from(sum).checked_div(count) else {
+                            return Ok(None);
+                        };
+                        Term::Literal(Literal::from(avg))
+                    }
+                }));
+            }
+            rows.push(Ok(row));
+        }
+        let vars: Arc<[Variable]> = Arc::from(self.vars.clone());
+        Ok(Some(spareval::QuerySolutionIter::from_tuples(vars, rows)))
+    }
+
+    /// Each key's token and its accumulated values.
+    fn groups(&self, ds: &StoreDataset, stop: Stop) -> Result<Option<HashMap<Vec<u8>, Acc>>, StoreError> {
+        match &self.shape {
+            SumShape::One(op) => {
+                let (Some(kc), Some(vc)) = (op.col_of(&self.key), op.col_of(&self.value)) else {
+                    return Ok(None);
+                };
+                let Some(reduced) = accumulate(op, ds, kc, vc, stop)? else { return Ok(None) };
+                let mut groups = reduced.added.clone();
+                for (accs, dict) in &reduced.parts {
+                    for (&id, acc) in accs {
+                        let Some(dict) = dict else { continue };
+                        groups
+                            .entry(canonical(dict, id)?.bytes().to_vec())
+                            .or_insert_with(Acc::default)
+                            .add(acc);
+                    }
+                }
+                Ok(Some(groups))
+            }
+            SumShape::Two { keys, values, shared } => {
+                let cols = (
+                    values.col_of(shared),
+                    values.col_of(&self.value),
+                    keys.col_of(shared),
+                    keys.col_of(&self.key),
+                );
+                let (Some(xv), Some(vc), Some(xk), Some(kc)) = cols else { return Ok(None) };
+                let Some(per_x) = accumulate(values, ds, xv, vc, stop)? else { return Ok(None) };
+                self.keyed(keys, ds, (xk, kc), &per_x, xv, stop)
+            }
+        }
+    }
+
+    /// The key side read once: each row adds its join value's sums to its key's.
+    fn keyed(
+        &self,
+        keys: &Operand,
+        ds: &StoreDataset,
+        (xk, kc): (usize, usize),
+        per_x: &Reduced,
+        xv: usize,
+        stop: Stop,
+    ) -> Result<Option<HashMap<Vec<u8>, Acc>>, StoreError> {
+        let Some(scans) = keys.scan(ds, &[xk, kc])? else { return Ok(None) };
+        let mut groups: HashMap<Vec<u8>, Acc> = HashMap::new();
+        for mut scan in scans {
+            let mut by_key: IdMap<Acc> = IdMap::default();
+            let (mut at, mut kdict) = (None, None);
+            loop {
+                let r = match next_rows(&mut scan, stop)? {
+                    Next::Rows(r) => r,
+                    Next::Tokens => return Ok(None),
+                    Next::End => break,
+                };
+                if at.is_none() {
+                    at = Some(in_dict(per_x, xv, r.dicts[xk], xk)?);
+                }
+                kdict = Some(r.dicts[kc]);
+                let at = at.as_ref().expect("set above");
+                for ids in &r.ids {
+                    if let Some(acc) = at.get(&ids[xk]) {
+                        by_key.entry(ids[kc]).or_default().add(acc);
+                    }
+                }
+            }
+            for q in &scan.added {
+                let (Some(x), Some(k)) = (added_value(q, xk), added_value(q, kc)) else { return Ok(None) };
+                let acc = per_x.of_token(x)?;
+                if acc.count > 0 {
+                    groups.entry(k.bytes().to_vec()).or_default().add(&acc);
+                }
+            }
+            if let Some(kdict) = kdict {
+                for (id, acc) in by_key {
+                    groups.entry(canonical(kdict, id)?.bytes().to_vec()).or_default().add(&acc);
+                }
+            }
+        }
+        Ok(Some(groups))
+    }
+}
+
+/// Sums per join value: per part by id of that part's dictionary, and the
+/// log's added quads by token.
+struct Reduced<'a> {
+    parts: Vec<(IdMap<Acc>, Option<&'a DictMap>)>,
+    added: HashMap<Vec<u8>, Acc>,
+}
+
+impl Reduced<'_> {
+    /// The sums of the join value `t`, a token.
+    fn of_token(&self, t: &Tok) -> Result<Acc, StoreError> {
+        let mut acc = self.added.get(t.bytes()).copied().unwrap_or_default();
+        for (accs, dict) in &self.parts {
+            let Some(dict) = dict else { continue };
+            if let Some(id) = id_near(dict, t, &mut 0)? {
+                if let Some(a) = accs.get(&id) {
+                    acc.add(a);
+                }
+            }
+        }
+        Ok(acc)
+    }
+}
+
+/// `op`'s rows reduced per value of column `by` to the sum and count of
+/// column `of`'s integers; `None` when a value is not an integer or a part
+/// cannot give ids.
+fn accumulate<'a>(
+    op: &Operand,
+    ds: &StoreDataset<'a>,
+    by: usize,
+    of: usize,
+    stop: Stop,
+) -> Result<Option<Reduced<'a>>, StoreError> {
+    let Some(scans) = op.scan(ds, &[by, of])? else { return Ok(None) };
+    let mut parts = Vec::new();
+    let mut added: HashMap<Vec<u8>, Acc> = HashMap::new();
+    for mut scan in scans {
+        let (mut accs, mut dict): (IdMap<Acc>, _) = (IdMap::default(), None);
+        let mut numbers = Numbers { dict: None, memo: IdMap::default() };
+        loop {
+            let r = match next_rows(&mut scan, stop)? {
+                Next::Rows(r) => r,
+                Next::Tokens => return Ok(None),
+                Next::End => break,
+            };
+            dict = Some(r.dicts[by]);
+            for ids in &r.ids {
+                let Some(n) = numbers.of(r.dicts[of], ids[of])? else { return Ok(None) };
+                accs.entry(ids[by]).or_default().add(&Acc::of(n));
+            }
+        }
+        for q in &scan.added {
+            let (Some(k), Some(v)) = (added_value(q, by), added_value(q, of)) else { return Ok(None) };
+            let Some(n) = integer_of(term_of(v)?) else { return Ok(None) };
+            added.entry(k.bytes().to_vec()).or_default().add(&Acc::of(n));
+        }
+        parts.push((accs, dict));
+    }
+    Ok(Some(Reduced { parts, added }))
+}
+
+/// An `xsd:integer` literal's value.
+fn integer_of(t: Term) -> Option<i64> {
+    match t {
+        Term::Literal(l) if l.datatype() == oxrdf::vocab::xsd::INTEGER => {
+            l.value().parse::<oxsdatatypes::Integer>().ok().map(i64::from)
+        }
+        _ => None,
+    }
+}
+
+/// Per-part sums keyed by ids of column `from`, merged and keyed by ids of
+/// `dict` (column `col`): the same ids where they come from that
+/// dictionary, else each looked up once, galloping in the source's order.
+fn in_dict(reduced: &Reduced, from: usize, dict: &DictMap, col: usize) -> Result<IdMap<Acc>, StoreError> {
+    let mut out: IdMap<Acc> = IdMap::default();
+    let mut hint = 0;
+    for (t, acc) in &reduced.added {
+        if let Some(to) = id_near(dict, &Tok::Ref(t), &mut hint)? {
+            out.entry(to).or_default().add(acc);
+        }
+    }
+    if let [(accs, Some(d))] = reduced.parts.as_slice() {
+        if from == col && std::ptr::eq(*d, dict) {
+            for (id, acc) in accs {
+                out.entry(*id).or_default().add(acc);
+            }
+            return Ok(out);
+        }
+    }
+    for (accs, source) in &reduced.parts {
+        let Some(source) = source else { continue };
+        let mut ids: Vec<(&u32, &Acc)> = accs.iter().collect();
+        ids.sort_unstable_by_key(|(id, _)| **id);
+        let mut hint = 0;
+        for (&id, acc) in ids {
+            if let Some(to) = id_near(dict, &canonical(source, id)?, &mut hint)? {
+                out.entry(to).or_default().add(acc);
+            }
+        }
+    }
+    Ok(out)
 }
