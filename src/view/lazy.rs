@@ -18,7 +18,10 @@
 //!   base rows, which the first test already ruled out.
 //!
 //! The bytes searched are the bytes later folded, so one query sees one
-//! snapshot of each chunk's log even while a writer appends.
+//! snapshot of each chunk's log even while a writer appends. A search reads
+//! the whole log, so a join that asks a chunk once per row would read it
+//! once per row: after [`SEARCHES_BEFORE_FOLD`] searches the chunk is folded
+//! instead, and its view answers every later pattern from its dictionaries.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::path::Path;
@@ -33,6 +36,9 @@ use crate::view::overlay::Overlay;
 use crate::view::terms::Tok;
 use crate::view::{Graphs, View};
 
+/// Searches of a log's bytes after which folding it costs less than going on.
+const SEARCHES_BEFORE_FOLD: u32 = 4;
+
 /// One chunk: its store open, its log folded on first need.
 pub struct LazyChunk {
     pub store: Store,
@@ -41,6 +47,7 @@ pub struct LazyChunk {
     log: RefCell<LogBytes>,
     overlay: OnceCell<Overlay>,
     fold_time: Cell<Duration>,
+    searches: Cell<u32>,
 }
 
 enum LogBytes {
@@ -63,6 +70,7 @@ impl LazyChunk {
             log: RefCell::new(LogBytes::Unread),
             overlay: OnceCell::new(),
             fold_time: Cell::new(Duration::ZERO),
+            searches: Cell::new(0),
         })
     }
 
@@ -137,6 +145,11 @@ impl LazyChunk {
         if self.store.may_match(&base)? {
             return Ok(true);
         }
+        if self.searches.get() >= SEARCHES_BEFORE_FOLD {
+            self.overlay()?;
+            return Ok(true);
+        }
+        self.searches.set(self.searches.get() + 1);
         self.read_log()?;
         Ok(match &*self.log.borrow() {
             LogBytes::Read(Some(bytes)) => bound.iter().all(|t| mentions(bytes, t)),
