@@ -31,7 +31,6 @@ use spargebra::Query;
 use super::dataset::StoreDataset;
 use super::shortcut::{group_shape, one_triple, GroupShape, PatternTerms};
 use crate::format::term::token_variants;
-use crate::store::read::DictLookup;
 use crate::store::sidecars::mapped::DictMap;
 use crate::store::StoreError;
 use crate::view::ids::{IdQuads, Next};
@@ -807,13 +806,10 @@ fn id_near(dict: &DictMap, t: &Tok, hint: &mut u64) -> Result<Option<u32>, Store
 /// Token `t`'s id in part `i`'s column `col` dictionary, in any producer's
 /// spelling of it.
 fn id_in(ds: &StoreDataset, i: usize, col: usize, t: &Tok) -> Result<Option<u32>, StoreError> {
-    let Some(term) = t.to_ours() else { return Ok(None) };
-    for variant in token_variants(&term) {
-        if let DictLookup::Id(id) = ds.parts[i].store().dict_id(col, &variant)? {
-            return Ok(Some(id));
-        }
+    match ds.parts[i].store().sidecars.dict(col) {
+        Some(dict) => id_near(dict, t, &mut 0),
+        None => Ok(None),
     }
-    Ok(None)
 }
 
 fn term_of(t: &Tok) -> Result<Term, StoreError> {

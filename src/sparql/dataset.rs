@@ -97,6 +97,8 @@ pub struct StoreDataset<'a> {
     /// Where two parts may share quads, for pairs asked before every part
     /// was folded.
     pairs: RefCell<FxHashMap<(usize, usize), Shared>>,
+    /// Each such part's facts, read once.
+    facts: RefCell<FxHashMap<usize, std::rc::Rc<Facts>>>,
 }
 
 type Quad<'a> = InternalQuad<Tok<'a>>;
@@ -127,6 +129,7 @@ impl<'a> StoreDataset<'a> {
             named: OnceCell::new(),
             overlaps: OnceCell::new(),
             pairs: RefCell::default(),
+            facts: RefCell::default(),
         }
     }
 
@@ -179,9 +182,10 @@ impl<'a> StoreDataset<'a> {
             let overlaps = self.overlaps()?;
             return Ok(overlaps.earlier(i).iter().map(|(j, shared)| (views[*j], shared.clone())).collect());
         }
+        let Some(&(_, this)) = reached.iter().find(|(r, _)| *r == i) else { return Ok(Vec::new()) };
         let mut earlier = Vec::new();
         for &(j, view) in reached.iter().take_while(|(j, _)| *j < i) {
-            let shared = self.shared(j, i, reached)?;
+            let shared = self.shared((j, view), (i, this))?;
             if shared != Shared::Nothing {
                 earlier.push((view, shared));
             }
@@ -189,21 +193,25 @@ impl<'a> StoreDataset<'a> {
         Ok(earlier)
     }
 
-    /// Where parts `j` and `i` (both in `reached`) may share quads,
-    /// remembered per pair.
-    fn shared(&self, j: usize, i: usize, reached: &[(usize, View<'a>)]) -> Result<Shared, StoreError> {
+    /// Where parts `j` and `i` may share quads, remembered per pair.
+    fn shared(&self, (j, vj): (usize, View<'a>), (i, vi): (usize, View<'a>)) -> Result<Shared, StoreError> {
         if let Some(shared) = self.pairs.borrow().get(&(j, i)) {
             return Ok(shared.clone());
         }
-        let facts = |k: usize| -> Result<Facts, StoreError> {
-            match reached.iter().find(|(r, _)| *r == k) {
-                Some((_, view)) => Facts::of(view),
-                None => Ok(Facts::default()),
-            }
-        };
-        let shared = facts(i)?.shared_with(&facts(j)?);
+        let shared = self.facts(i, &vi)?.shared_with(&*self.facts(j, &vj)?);
         self.pairs.borrow_mut().insert((j, i), shared.clone());
         Ok(shared)
+    }
+
+    /// Part `k`'s [`Facts`], read once per query (a graph dictionary can be
+    /// long, and a part is compared with every other one reached).
+    fn facts(&self, k: usize, view: &View<'a>) -> Result<std::rc::Rc<Facts>, StoreError> {
+        if let Some(f) = self.facts.borrow().get(&k) {
+            return Ok(f.clone());
+        }
+        let f = std::rc::Rc::new(Facts::of(view)?);
+        self.facts.borrow_mut().insert(k, f.clone());
+        Ok(f)
     }
 
     /// A term that is not valid N-Triples, blamed on the chunk that holds
