@@ -6,7 +6,9 @@
 //! to subject and object to object, counted or projected, in the default
 //! graph, under `GRAPH ?g` and a named graph, with and without the union
 //! default graph; `COUNT(*)` of two patterns joined through one variable;
-//! and aggregates over a grouped sub-select. Each answer
+//! `ORDER BY … LIMIT` of one pattern or two joined (strings, integers and
+//! IRIs as keys, ascending and descending, after an `OFFSET`); and
+//! aggregates over a grouped sub-select. Each answer
 //! equals spareval's over the same view, on a store without a log, one
 //! whose log inserts, deletes, clears and drops graphs, and a corpus of two
 //! chunks that share quads. The shapes are also checked to be answered by
@@ -214,6 +216,42 @@ fn grouped_sums((k, n, pk, gk, form): Draw) -> Option<String> {
     Some(format!("{P}SELECT {key} {aggs} {{ {body} }} GROUP BY {key}"))
 }
 
+/// `SELECT … { A } ORDER BY … LIMIT n` or over `A . B` through `?x`: every
+/// projected variable is a key (so rows that tie are the same row and the
+/// order compared is total), each ascending or descending, sometimes after
+/// an `OFFSET`. p5's integers, strings, and IRIs meet in the keys.
+fn top_k((lk, n, rk, gk, form): Draw) -> Option<String> {
+    let body = if form % 3 == 0 {
+        in_graph(gk, &side(lk, n, "y"))
+    } else {
+        let body = format!("{} . {}", side(lk, n, "y"), side(rk, n / 3, "z"));
+        if gk % 3 == 2 {
+            format!("GRAPH x:g{} {{ {body} }}", 1 + (gk / 3) % 3)
+        } else {
+            body
+        }
+    };
+    let present: Vec<&str> = ["?x", "?y", "?z", "?g"].into_iter().filter(|v| body.contains(v)).collect();
+    let k = 1 + (form as usize / 3) % present.len();
+    let mut vars: Vec<&str> =
+        present.iter().copied().cycle().skip(lk as usize % present.len()).take(k).collect();
+    let keys: Vec<String> = vars
+        .iter()
+        .enumerate()
+        .map(|(i, v)| if (rk >> i) & 1 == 1 { format!("DESC({v})") } else { v.to_string() })
+        .collect();
+    if form % 5 == 0 {
+        vars.reverse();
+    }
+    let limit = 1 + n % 9;
+    let offset = if form % 4 == 0 { format!(" OFFSET {}", n % 13) } else { String::new() };
+    Some(format!(
+        "{P}SELECT {} {{ {body} }} ORDER BY {} LIMIT {limit}{offset}",
+        vars.join(" "),
+        keys.join(" ")
+    ))
+}
+
 /// Aggregates over a grouped sub-select.
 fn over_groups((k, _, pk, _, form): Draw) -> Option<String> {
     let p = format!("x:p{}", pk % 7);
@@ -227,8 +265,8 @@ fn over_groups((k, _, pk, _, form): Draw) -> Option<String> {
     Some(format!("{P}{outer} {{ {{ SELECT ?s (COUNT(*) AS ?n) {{ {inner} }} GROUP BY ?s }}{filter} }}"))
 }
 
-fn check_all(snaps: &[&Snapshot], cases: u32) -> [usize; 6] {
-    let mut answered = [0usize; 6];
+fn check_all(snaps: &[&Snapshot], cases: u32) -> [usize; 7] {
+    let mut answered = [0usize; 7];
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(cases));
     let counts = std::cell::RefCell::new(&mut answered);
     runner
@@ -241,6 +279,7 @@ fn check_all(snaps: &[&Snapshot], cases: u32) -> [usize; 6] {
                 join_count(d),
                 distinct_join(d),
                 grouped_sums(d),
+                top_k(d),
             ];
             for (i, q) in shapes.into_iter().enumerate() {
                 if let Some(q) = q {
@@ -265,7 +304,7 @@ fn analytic_shapes_equal_plain_evaluation_with_and_without_a_delta() {
         let snap = Snapshot::open(&store(&dir.path().join(format!("d{with_delta}")), 0, with_delta), 1 << 20)
             .unwrap();
         assert!(snap.store.base.num_row_groups() > 10);
-        let [grouped, distinct, filtered, joined, semi, sums] = check_all(&[&snap], 200);
+        let [grouped, distinct, filtered, joined, semi, sums, top] = check_all(&[&snap], 200);
         // Most draws are shapes the shortcut answers; a few are not (a
         // literal key ordered by value, a shared graph variable, a
         // projection over both sides of a join).
@@ -276,6 +315,8 @@ fn analytic_shapes_equal_plain_evaluation_with_and_without_a_delta() {
         // The log adds p5 quads nowhere, so only a bound key absent from
         // the data declines.
         assert!(sums > 100, "{sums}");
+        // Keys that mix p5's integers with strings decline.
+        assert!(top > 100, "{top}");
     }
 }
 
@@ -291,10 +332,10 @@ fn analytic_shapes_over_a_corpus_equal_plain_evaluation() {
         Snapshot::open(&store_with_subjects(&dir.path().join("b"), 1, false, "http://y/"), 1 << 20).unwrap();
     // b's p5 holds a string, so SUM and AVG over it are left to evaluation
     // (and still compared).
-    let [grouped, distinct, filtered, joined, semi, _sums] = check_all(&[&a, &b], 120);
+    let [grouped, distinct, filtered, joined, semi, _sums, top] = check_all(&[&a, &b], 120);
     assert!(
-        grouped > 50 && distinct > 50 && filtered > 50 && joined > 50 && semi > 40,
-        "{grouped} {distinct} {filtered} {joined} {semi}"
+        grouped > 50 && distinct > 50 && filtered > 50 && joined > 50 && semi > 40 && top > 50,
+        "{grouped} {distinct} {filtered} {joined} {semi} {top}"
     );
 }
 
@@ -317,6 +358,8 @@ fn the_benchmark_shapes_take_the_shortcut() {
         "SELECT (COUNT(*) AS ?n) { ?x x:p0 ?c . ?t x:p3 ?c }",
         "SELECT DISTINCT ?d { ?x x:p0 ?p . ?p x:p1 ?d }",
         "SELECT ?d (SUM(?a) AS ?sum) (AVG(?a) AS ?avg) { ?x x:p1 ?d ; x:p5 ?a } GROUP BY ?d",
+        "SELECT ?x ?n { ?x x:p0 x:s12 ; x:p1 ?n } ORDER BY DESC(?n) ?x LIMIT 10",
+        "SELECT ?x ?a { ?x x:p5 ?a } ORDER BY DESC(?a) ?x LIMIT 5",
     ] {
         assert!(same(&[&snap], &format!("{P}{q}"), true), "{q} was evaluated, not answered by the shortcut");
     }

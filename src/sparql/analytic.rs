@@ -40,7 +40,7 @@ use crate::view::ViewQuad;
 /// A hasher for `u32` ids: one multiply, where SipHash cost more than the
 /// rest of a grouped count.
 #[derive(Default)]
-struct IdHasher(u64);
+pub(super) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -56,12 +56,12 @@ impl Hasher for IdHasher {
     }
 }
 
-type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
+pub(super) type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
 type IdSet = HashSet<u32, BuildHasherDefault<IdHasher>>;
 
 /// Rows a listed anti-/semi-join holds before it leaves the query to
 /// evaluation, which streams them (a count holds none).
-const MAX_ROWS: usize = 1 << 20;
+pub(super) const MAX_ROWS: usize = 1 << 20;
 
 /// Whether the query was cancelled (its deadline passed): checked before
 /// each row group.
@@ -69,7 +69,7 @@ pub type Stop<'s> = &'s dyn Fn() -> bool;
 
 /// The next row group of `scan`, or [`StoreError::Cancelled`] once `stop`
 /// says so.
-fn next_rows<'a>(scan: &mut IdQuads<'a>, stop: Stop) -> Result<Next<'a>, StoreError> {
+pub(super) fn next_rows<'a>(scan: &mut IdQuads<'a>, stop: Stop) -> Result<Next<'a>, StoreError> {
     if stop() {
         return Err(StoreError::Cancelled { path: std::path::PathBuf::new() });
     }
@@ -78,13 +78,13 @@ fn next_rows<'a>(scan: &mut IdQuads<'a>, stop: Stop) -> Result<Next<'a>, StoreEr
 
 /// One side: a triple pattern, optionally inside `GRAPH`.
 #[derive(Clone, Debug)]
-struct Operand {
+pub(super) struct Operand {
     triple: TriplePattern,
     graph: Option<NamedNodePattern>,
 }
 
 impl Operand {
-    fn of(pattern: &GraphPattern) -> Option<Operand> {
+    pub(super) fn of(pattern: &GraphPattern) -> Option<Operand> {
         let (graph, triple) = one_triple(pattern)?;
         let plain = |t: &TermPattern| {
             matches!(t, TermPattern::Variable(_) | TermPattern::NamedNode(_) | TermPattern::Literal(_))
@@ -113,13 +113,26 @@ impl Operand {
             .collect()
     }
 
-    fn col_of(&self, var: &Variable) -> Option<usize> {
+    pub(super) fn col_of(&self, var: &Variable) -> Option<usize> {
         self.vars().into_iter().find(|(v, _)| v == var).map(|(_, c)| c)
+    }
+
+    /// How many of subject, predicate, object and graph name are bound.
+    pub(super) fn bound_terms(&self) -> usize {
+        4 - self.vars().len() - usize::from(self.graph.is_none())
+    }
+
+    /// How many quads the pattern matches over the dataset (the count
+    /// evaluation would see).
+    pub(super) fn count(&self, ds: &StoreDataset) -> Result<usize, StoreError> {
+        let PatternTerms { s, p, o, g, graph } = PatternTerms::of(&self.triple, self.graph.as_ref());
+        let graph = graph.map(|named| named.then_some(g.as_ref()).flatten());
+        ds.count(s.as_ref(), p.as_ref(), o.as_ref(), graph)
     }
 
     /// The pattern's answer in ids, one per part, through the same dataset
     /// call evaluation makes; `None` when a part has no dictionaries.
-    fn scan<'a>(
+    pub(super) fn scan<'a>(
         &self,
         ds: &StoreDataset<'a>,
         columns: &[usize],
@@ -135,7 +148,7 @@ impl Operand {
 }
 
 /// An added quad's value in column `col`.
-fn added_value<'q, 'a>(q: &'q ViewQuad<'a>, col: usize) -> Option<&'q Tok<'a>> {
+pub(super) fn added_value<'q, 'a>(q: &'q ViewQuad<'a>, col: usize) -> Option<&'q Tok<'a>> {
     match col {
         0 => Some(&q.s),
         1 => Some(&q.p),
@@ -145,7 +158,7 @@ fn added_value<'q, 'a>(q: &'q ViewQuad<'a>, col: usize) -> Option<&'q Tok<'a>> {
 }
 
 /// A base cell as its canonical token.
-fn canonical<'a>(dict: &'a DictMap, id: u32) -> Result<Tok<'a>, StoreError> {
+pub(super) fn canonical<'a>(dict: &'a DictMap, id: u32) -> Result<Tok<'a>, StoreError> {
     let raw = dict.token(id)?;
     Tok::from_cell(raw).ok_or_else(|| {
         StoreError::format_anywhere(
@@ -162,6 +175,7 @@ pub enum Analytic {
     Distinct(DistinctCount),
     JoinCount(JoinCount),
     Sums(GroupedSums),
+    TopK(super::topk::TopK),
 }
 
 /// The query's shape, when this module answers it.
@@ -172,6 +186,7 @@ pub fn analytic_of(query: &Query) -> Option<Analytic> {
         .or_else(|| distinct_count_of(query).map(Analytic::Distinct))
         .or_else(|| join_count_of(query).map(Analytic::JoinCount))
         .or_else(|| grouped_sums_of(query).map(Analytic::Sums))
+        .or_else(|| super::topk::top_k_of(query).map(Analytic::TopK))
 }
 
 impl Analytic {
@@ -188,6 +203,7 @@ impl Analytic {
             Analytic::Distinct(d) => Ok(d.count(ds, stop)?.map(|n| count_solution(&d.out, n))),
             Analytic::JoinCount(j) => Ok(j.count(ds, stop)?.map(|n| count_solution(&j.out, n))),
             Analytic::Sums(g) => g.answer(ds, stop),
+            Analytic::TopK(t) => t.answer(ds, stop),
         }
     }
 }
@@ -375,7 +391,7 @@ enum Output {
 }
 
 /// The one variable two sides share, when they share exactly one.
-fn only_shared(left: &Operand, right: &Operand) -> Option<Variable> {
+pub(super) fn only_shared(left: &Operand, right: &Operand) -> Option<Variable> {
     let right_vars: Vec<Variable> = right.vars().into_iter().map(|(v, _)| v).collect();
     let shared: Vec<Variable> =
         left.vars().into_iter().map(|(v, _)| v).filter(|v| right_vars.contains(v)).collect();
@@ -455,7 +471,7 @@ fn distinct_join_of(body: &GraphPattern, variables: &[Variable]) -> Option<Filte
 
 /// A BGP of two triple patterns, in the default graph or one named graph
 /// (a graph variable would be a second shared variable), as two operands.
-fn two_patterns(body: &GraphPattern) -> Option<(Operand, Operand)> {
+pub(super) fn two_patterns(body: &GraphPattern) -> Option<(Operand, Operand)> {
     let (graph, bgp) = match body {
         GraphPattern::Graph { name: name @ NamedNodePattern::NamedNode(_), inner } => (Some(name), &**inner),
         other => (None, other),
@@ -789,7 +805,7 @@ impl JoinCount {
 
 /// Token `t`'s id in `dict`, in any producer's spelling of it, searched from
 /// `hint` ([`DictMap::find_near`]).
-fn id_near(dict: &DictMap, t: &Tok, hint: &mut u64) -> Result<Option<u32>, StoreError> {
+pub(super) fn id_near(dict: &DictMap, t: &Tok, hint: &mut u64) -> Result<Option<u32>, StoreError> {
     if !t.is_literal() {
         // An IRI or blank node has one spelling, its canonical token.
         return dict.find_near(t.bytes(), hint);
@@ -812,7 +828,7 @@ fn id_in(ds: &StoreDataset, i: usize, col: usize, t: &Tok) -> Result<Option<u32>
     }
 }
 
-fn term_of(t: &Tok) -> Result<Term, StoreError> {
+pub(super) fn term_of(t: &Tok) -> Result<Term, StoreError> {
     from_token(t.bytes()).ok_or_else(|| {
         StoreError::format_anywhere(
             std::path::Path::new(""),

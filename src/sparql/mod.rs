@@ -10,4 +10,5 @@ pub mod run;
 pub mod shortcut;
 pub mod subquery;
 pub mod syntax;
+pub mod topk;
 pub mod update;

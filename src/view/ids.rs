@@ -80,6 +80,16 @@ impl<'a> View<'a> {
 }
 
 impl<'a> IdQuads<'a> {
+    /// Reads only the base rows of these subjects ([`Scan::restrict_subjects`]);
+    /// `false` when the base cannot (the caller filters the rows itself).
+    /// The added quads are not restricted.
+    pub fn restrict_subjects(&mut self, ids: &[u32]) -> Result<bool, StoreError> {
+        match self.scan.as_mut() {
+            Some(scan) => scan.restrict_subjects(ids),
+            None => Ok(true),
+        }
+    }
+
     /// The next row group's visible rows.
     pub fn next_rows(&mut self) -> Result<Next<'a>, StoreError> {
         let Some(scan) = self.scan.as_mut() else { return Ok(Next::End) };

@@ -92,7 +92,7 @@ impl<'s> Group<'s> {
         let (start, rows) = (self.store.base.rg_start(rg), self.rows as u64);
         if let Some(ranges) = self.s_range {
             let mut v = Vec::new();
-            for &(s, e) in ranges {
+            for &(s, e) in super::ranges_within(ranges, start, start + rows) {
                 let (a, b) = (s.max(start) - start, e.min(start + rows).saturating_sub(start));
                 v.extend(a as u32..b as u32);
             }

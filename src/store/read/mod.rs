@@ -554,6 +554,28 @@ impl<'a> Scan<'a> {
         Ok(n)
     }
 
+    /// Reads only the rows of these subjects (`.s.dict` ids, any order):
+    /// their `.s.offsets` ranges become the candidate rows and the row
+    /// groups none reaches are skipped. A join that already knows the
+    /// subjects its other side can meet (`sparql::topk`) then reads their
+    /// rows alone, sparsely, instead of every row of the pattern. `false`
+    /// (the scan unchanged) without `.s.offsets`, or when the pattern binds
+    /// its subject already.
+    pub fn restrict_subjects(&mut self, ids: &[u32]) -> Result<bool, StoreError> {
+        let Some(so) = self.store.sidecars.s_offsets() else { return Ok(false) };
+        if self.s_range.is_some() || self.fault.is_some() {
+            return Ok(false);
+        }
+        let mut ranges = Vec::with_capacity(ids.len());
+        for &id in ids {
+            ranges.extend(so.range(u64::from(id))?.filter(|r| r.0 < r.1));
+        }
+        ranges.sort_unstable();
+        self.store.prune_by_subject(&ranges, &mut self.keep, &mut self.explain);
+        self.s_range = Some(ranges);
+        Ok(true)
+    }
+
     /// Reads no further row group.
     pub fn finish(&mut self) {
         self.next_rg = self.keep.len();
@@ -581,6 +603,13 @@ impl<'a> Scan<'a> {
             None => Rows::Tokens(Vec::new()),
         }
     }
+}
+
+/// The ranges of `ranges` (ascending, disjoint) that meet rows `[a, b)`.
+pub(super) fn ranges_within(ranges: &[(u64, u64)], a: u64, b: u64) -> &[(u64, u64)] {
+    let from = ranges.partition_point(|&(_, e)| e <= a);
+    let to = from + ranges[from..].partition_point(|&(s, _)| s < b);
+    &ranges[from..to]
 }
 
 /// A row group's columns as ids, those decoded so far.
@@ -823,14 +852,16 @@ impl Store {
         for &i in ids {
             ranges.extend(so.range(u64::from(i))?.filter(|r| r.0 < r.1));
         }
+        ranges.sort_unstable();
         Ok(Some(ranges))
     }
 
-    /// Drops the row groups that none of the subject's rows fall in.
+    /// Drops the row groups that none of the subjects' rows fall in;
+    /// `ranges` ascending and disjoint (`.s.offsets` ranges never overlap).
     fn prune_by_subject(&self, ranges: &[(u64, u64)], keep: &mut [bool], ex: &mut Explain) {
         for (rg, k) in keep.iter_mut().enumerate() {
             let (a, b) = (self.base.rg_start(rg), self.base.rg_start(rg) + self.base.rg_rows(rg) as u64);
-            if *k && !ranges.iter().any(|&(s, e)| s < b && a < e) {
+            if *k && ranges_within(ranges, a, b).is_empty() {
                 *k = false;
                 ex.pruned_by_s_offsets += 1;
             }
