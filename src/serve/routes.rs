@@ -699,7 +699,8 @@ impl QueryJob {
     /// answer: no hand-over to a worker and back, which was most of a
     /// selective query's cost. `None` hands the job to a worker: the text
     /// or algebra is too deep for this thread's stack, all the work may come
-    /// before the first row (a sort or grouping without a small LIMIT), or
+    /// before the first row (a sort or grouping without a small LIMIT, an
+    /// analytic answer of many rows: `Analytic::rows_may_be_many`), or
     /// the answer outgrew [`INLINE_BYTES`] (the worker evaluates it again
     /// from the start, on the same snapshot, and streams it).
     fn run_inline(&self) -> Option<Start> {
@@ -712,7 +713,11 @@ impl QueryJob {
         };
         let shape = limits::query_shape(&prepared.query);
         let small_limit = shape.limit.is_some_and(|n| n <= 10_000);
-        if shape.depth > limits::SMALL_ALGEBRA_DEPTH || (shape.sorts_or_groups && !small_limit) {
+        let materialized =
+            crate::sparql::analytic::analytic_of(&prepared.query).is_some_and(|a| a.rows_may_be_many());
+        if shape.depth > limits::SMALL_ALGEBRA_DEPTH
+            || ((shape.sorts_or_groups || materialized) && !small_limit)
+        {
             return None;
         }
         let mut out = CappedBuffer { bytes: Vec::new(), overflowed: false };

@@ -190,6 +190,18 @@ pub fn analytic_of(query: &Query) -> Option<Analytic> {
 }
 
 impl Analytic {
+    /// Whether the answer may be many rows, all computed before the first
+    /// is written (a listed join, a row per group): the endpoint then runs
+    /// it on a worker from the start, where an answer that outgrew the
+    /// connection thread's buffer was computed a second time.
+    pub fn rows_may_be_many(&self) -> bool {
+        match self {
+            Analytic::Grouped(_) | Analytic::Sums(_) => true,
+            Analytic::Filtered(f) => matches!(f.out, Output::Rows(_)),
+            Analytic::Distinct(_) | Analytic::JoinCount(_) | Analytic::TopK(_) => false,
+        }
+    }
+
     /// The answer, or `None` when the store cannot give ids (the query is
     /// then evaluated).
     pub fn answer(
