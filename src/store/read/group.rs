@@ -41,6 +41,10 @@ pub(super) struct Group<'s> {
     /// few rows each, not a join coming back), so a `LIMIT 100` resolves
     /// about 500 values per column, not the row group's whole dictionary.
     pub sliced: bool,
+    /// The candidates are rows a join planned to read once
+    /// ([`super::Scan::restrict_subjects`]): their cells stay sparse in a
+    /// column read before, as for `sliced`.
+    pub planned: bool,
     /// The columns the reader uses (`Scan::only_columns`).
     pub columns: [bool; 4],
     /// The reader takes each row once ([`Group::reading`]).
@@ -65,6 +69,7 @@ impl<'s> Group<'s> {
             s_range,
             cache,
             sliced: false,
+            planned: false,
             columns: [true; 4],
             one_pass: false,
         }
@@ -236,7 +241,7 @@ impl<'s> Group<'s> {
                 return Ok(ids);
             }
         }
-        if !self.sliced && !self.cache.first_touch((rg, col)) {
+        if !self.sliced && !self.planned && !self.cache.first_touch((rg, col)) {
             let c = self.cache.ids(self.store, dict, rg, col, ex)?;
             return Ok(Some(at.iter().map(|&r| c[r as usize]).collect()));
         }

@@ -443,6 +443,8 @@ pub struct Scan<'a> {
     /// The columns the reader uses ([`Scan::only_columns`]); the others
     /// read as [`NOT_READ`] unless bound.
     columns: [bool; 4],
+    /// The rows were planned by the reader ([`Scan::restrict_subjects`]).
+    planned: bool,
     /// What binding, pruning and the row groups read so far did.
     pub explain: Explain,
 }
@@ -573,6 +575,7 @@ impl<'a> Scan<'a> {
         ranges.sort_unstable();
         self.store.prune_by_subject(&ranges, &mut self.keep, &mut self.explain);
         self.s_range = Some(ranges);
+        self.planned = true;
         Ok(true)
     }
 
@@ -584,8 +587,9 @@ impl<'a> Scan<'a> {
 
     fn read_group(&mut self, rg: usize, cache: &ColumnCache) -> Result<Rows<'a>, StoreError> {
         let mut out = self.empty_rows();
-        let group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache)
+        let mut group = Group::new(self.store, rg, &self.bound, self.dicts, self.s_range.as_deref(), cache)
             .reading(self.columns);
+        group.planned = self.planned;
         let ex = &mut self.explain;
         let Some(cand) = candidates_of(&group, ex)? else { return Ok(out) };
         match &mut out {
@@ -674,6 +678,7 @@ impl Store {
                 next_rg: 0,
                 open_rest: None,
                 columns: [true; 4],
+                planned: false,
                 explain,
                 fault,
             }
@@ -704,6 +709,7 @@ impl Store {
             next_rg: 0,
             open_rest: None,
             columns: [true; 4],
+            planned: false,
             explain,
             fault: None,
         }
