@@ -552,6 +552,21 @@ impl Counts {
         }
     }
 
+    /// Each id met and its count, in id order (the dictionary's order, so
+    /// translating them into another dictionary gallops from one to the
+    /// next: hashed ids in the map's order searched from a random place
+    /// each, 36 µs a value at 100M quads).
+    fn ascending(&self) -> Box<dyn Iterator<Item = (u32, usize)> + '_> {
+        match self {
+            Counts::Dense { .. } => self.each(),
+            Counts::Hashed(m) => {
+                let mut ids: Vec<(u32, usize)> = m.iter().map(|(&id, &n)| (id, n)).collect();
+                ids.sort_unstable_by_key(|&(id, _)| id);
+                Box::new(ids.into_iter())
+            }
+        }
+    }
+
     /// Each id met and its count.
     fn each(&self) -> Box<dyn Iterator<Item = (u32, usize)> + '_> {
         match self {
@@ -643,7 +658,7 @@ impl<'a> KeyCounts<'a> {
                 }
                 continue;
             }
-            for (id, n) in ids.each() {
+            for (id, n) in ids.ascending() {
                 add(&canonical(kdict, id)?, n, &mut out)?;
             }
         }
