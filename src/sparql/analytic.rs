@@ -31,6 +31,7 @@ use spargebra::Query;
 use super::dataset::StoreDataset;
 use super::shortcut::{group_shape, one_triple, GroupShape, PatternTerms};
 use crate::format::term::token_variants;
+use crate::store::read::SEARCHES_PER_PAGE_CHECK;
 use crate::store::sidecars::mapped::DictMap;
 use crate::store::StoreError;
 use crate::view::ids::{IdQuads, Next};
@@ -630,6 +631,7 @@ impl<'a> KeyCounts<'a> {
     /// of the part).
     fn counts_in(
         &self,
+        ds: &StoreDataset,
         i: usize,
         dict: &DictMap,
         col: usize,
@@ -644,7 +646,9 @@ impl<'a> KeyCounts<'a> {
         // A part's values come in its dictionary's order, so each lookup
         // gallops from the last one's place in `dict`.
         let mut hint = 0;
+        let mut pages = PagesWithinBudget::new(ds);
         let mut add = |t: &Tok, n: usize, out: &mut Counts| -> Result<(), StoreError> {
+            pages.tick();
             if let Some(id) = id_near(dict, t, &mut hint)? {
                 out.add(id, n);
             }
@@ -710,7 +714,7 @@ impl Filtered {
                     Next::End => break,
                 };
                 if want.is_none() {
-                    want = Some(right.counts_in(i, r.dicts[lc], lc)?);
+                    want = Some(right.counts_in(ds, i, r.dicts[lc], lc)?);
                 }
                 let want = want.as_ref().expect("set above");
                 if self.distinct {
@@ -815,7 +819,7 @@ impl JoinCount {
         let mut n = 0usize;
         for (i, (ids, dict)) in left.parts.iter().enumerate() {
             let Some(dict) = dict else { continue };
-            let other = right.counts_in(i, dict, lc)?;
+            let other = right.counts_in(ds, i, dict, lc)?;
             // Walk the one with fewer values, probe the other.
             let (small, large) =
                 if ids.distinct() <= other.distinct() { (ids, &*other) } else { (&*other, ids) };
@@ -827,6 +831,30 @@ impl JoinCount {
             n += a * right.total_for(ds, &Tok::Ref(t))?;
         }
         Ok(Some(n))
+    }
+}
+
+/// Keeps the parts' mapped pages within their budget through a long run of
+/// dictionary searches (translating a join's values reads no row group,
+/// where the budget is otherwise kept): a check every
+/// [`SEARCHES_PER_PAGE_CHECK`] calls of [`PagesWithinBudget::tick`].
+pub(super) struct PagesWithinBudget<'d, 'a> {
+    ds: &'d StoreDataset<'a>,
+    searched: u32,
+}
+
+impl<'d, 'a> PagesWithinBudget<'d, 'a> {
+    pub(super) fn new(ds: &'d StoreDataset<'a>) -> Self {
+        PagesWithinBudget { ds, searched: 0 }
+    }
+
+    pub(super) fn tick(&mut self) {
+        self.searched = self.searched.wrapping_add(1);
+        if self.searched.is_multiple_of(SEARCHES_PER_PAGE_CHECK) {
+            for part in &self.ds.parts {
+                part.store().keep_mapped_pages_within_budget();
+            }
+        }
     }
 }
 
@@ -1111,7 +1139,7 @@ impl GroupedSums {
                     Next::End => break,
                 };
                 if at.is_none() {
-                    at = Some(in_dict(per_x, xv, r.dicts[xk], xk)?);
+                    at = Some(in_dict(ds, per_x, xv, r.dicts[xk], xk)?);
                 }
                 kdict = Some(r.dicts[kc]);
                 let at = at.as_ref().expect("set above");
@@ -1212,9 +1240,16 @@ fn integer_of(t: Term) -> Option<i64> {
 /// Per-part sums keyed by ids of column `from`, merged and keyed by ids of
 /// `dict` (column `col`): the same ids where they come from that
 /// dictionary, else each looked up once, galloping in the source's order.
-fn in_dict(reduced: &Reduced, from: usize, dict: &DictMap, col: usize) -> Result<IdMap<Acc>, StoreError> {
+fn in_dict(
+    ds: &StoreDataset,
+    reduced: &Reduced,
+    from: usize,
+    dict: &DictMap,
+    col: usize,
+) -> Result<IdMap<Acc>, StoreError> {
     let mut out: IdMap<Acc> = IdMap::default();
     let mut hint = 0;
+    let mut pages = PagesWithinBudget::new(ds);
     for (t, acc) in &reduced.added {
         if let Some(to) = id_near(dict, &Tok::Ref(t), &mut hint)? {
             out.entry(to).or_default().add(acc);
@@ -1234,6 +1269,7 @@ fn in_dict(reduced: &Reduced, from: usize, dict: &DictMap, col: usize) -> Result
         ids.sort_unstable_by_key(|(id, _)| **id);
         let mut hint = 0;
         for (&id, acc) in ids {
+            pages.tick();
             if let Some(to) = id_near(dict, &canonical(source, id)?, &mut hint)? {
                 out.entry(to).or_default().add(acc);
             }

@@ -29,8 +29,8 @@ use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
 use spargebra::Query;
 
 use super::analytic::{
-    added_value, canonical, id_near, next_rows, only_shared, term_of, two_patterns, IdMap, Operand, Stop,
-    MAX_ROWS,
+    added_value, canonical, id_near, next_rows, only_shared, term_of, two_patterns, IdMap, Operand,
+    PagesWithinBudget, Stop, MAX_ROWS,
 };
 use super::dataset::StoreDataset;
 use crate::store::sidecars::mapped::DictMap;
@@ -300,19 +300,27 @@ impl<'a> Held<'a> {
     /// The held rows by id of `dict` (column `col` of part `i`): the held
     /// ids themselves when they come from that dictionary, else each value
     /// looked up once, galloping in its own dictionary's order.
-    fn by_id_in(&self, i: usize, dict: &DictMap, col: usize) -> Result<Cow<'_, IdMap<Vec<u32>>>, StoreError> {
+    fn by_id_in(
+        &self,
+        ds: &StoreDataset,
+        i: usize,
+        dict: &DictMap,
+        col: usize,
+    ) -> Result<Cow<'_, IdMap<Vec<u32>>>, StoreError> {
         if let [(by_id, Some(d))] = self.parts.as_slice() {
             if i == 0 && col == self.col && std::ptr::eq(*d, dict) && self.added.is_empty() {
                 return Ok(Cow::Borrowed(by_id));
             }
         }
         let mut out: IdMap<Vec<u32>> = IdMap::default();
+        let mut pages = PagesWithinBudget::new(ds);
         for (by_id, source) in &self.parts {
             let Some(source) = source else { continue };
             let mut ids: Vec<(&u32, &Vec<u32>)> = by_id.iter().collect();
             ids.sort_unstable_by_key(|(id, _)| **id);
             let mut hint = 0;
             for (&id, rows) in ids {
+                pages.tick();
                 if let Some(to) = id_near(dict, &canonical(source, id)?, &mut hint)? {
                     out.entry(to).or_default().extend(rows);
                 }
@@ -360,7 +368,7 @@ impl ReadPart<'_> {
         top: &mut Top<'a>,
     ) -> Result<bool, StoreError> {
         let Some(dict) = ds.parts[self.i].store().sidecars.dict(self.rc) else { return Ok(false) };
-        let wanted = held.by_id_in(self.i, dict, self.rc)?;
+        let wanted = held.by_id_in(ds, self.i, dict, self.rc)?;
         if self.rc == 0 {
             let mut subjects: Vec<u32> = wanted.keys().copied().collect();
             subjects.sort_unstable();

@@ -245,8 +245,12 @@ impl<'s> Group<'s> {
             let c = self.cache.ids(self.store, dict, rg, col, ex)?;
             return Ok(Some(at.iter().map(|&r| c[r as usize]).collect()));
         }
-        let (mut fault, mut hint) = (None, 0);
+        let (mut fault, mut hint, mut searched) = (None, 0, 0u32);
         let ids = self.store.base.read_ids_at(rg, col, at, &mut |t| {
+            searched = searched.wrapping_add(1);
+            if searched.is_multiple_of(super::SEARCHES_PER_PAGE_CHECK) {
+                self.store.keep_mapped_pages_within_budget();
+            }
             dict.find_near(t, &mut hint).unwrap_or_else(|e| {
                 fault.get_or_insert(e);
                 None

@@ -127,6 +127,10 @@ impl std::fmt::Display for Explain {
 use crate::store::sidecars::COLUMNS as NAMES;
 /// Cache keys of postings lists: the column number plus this.
 const POSTINGS: usize = 4;
+/// Dictionary searches between two checks of the mapped pages' budget
+/// ([`Store::keep_mapped_pages_within_budget`]) in a long run of them.
+pub const SEARCHES_PER_PAGE_CHECK: u32 = 4096;
+
 /// A row group with at most 1/SPARSE of its rows as candidates has only
 /// those cells read, not whole columns.
 const SPARSE: usize = 32;
@@ -261,8 +265,15 @@ impl ColumnCache {
         let fast = match fast {
             Some(ids) => Some(ids),
             None => {
-                let (mut fault, mut hint) = (None, 0);
+                let (mut fault, mut hint, mut searched) = (None, 0, 0u32);
                 let ids = store.base.read_ids(rg, col, &mut |t| {
+                    // A chunk's dictionary page searched value by value reads
+                    // pages all over a large `.dict`: their budget is kept here
+                    // too, not only between row groups.
+                    searched = searched.wrapping_add(1);
+                    if searched.is_multiple_of(SEARCHES_PER_PAGE_CHECK) {
+                        store.keep_mapped_pages_within_budget();
+                    }
                     dict.find_near(t, &mut hint).unwrap_or_else(|e| {
                         fault.get_or_insert(e);
                         None
