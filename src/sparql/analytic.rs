@@ -503,28 +503,42 @@ pub(super) fn two_patterns(body: &GraphPattern) -> Option<(Operand, Operand)> {
 
 /// Rows per id of one dictionary: a vector indexed by id when the
 /// dictionary is small enough ([`DENSE_IDS`]: no hashing at all), else a
-/// hash map of the ids met.
+/// hash map of the ids met, which becomes the vector once it would be the
+/// larger (about 20 bytes a hashed id against 4 a dictionary id: the two
+/// sides of a large join at 100M quads held 1.2 GiB hashed).
 #[derive(Clone)]
 enum Counts {
     Dense { by_id: Vec<u32>, distinct: usize },
-    Hashed(IdMap<usize>),
+    Hashed { map: IdMap<usize>, dict_len: usize, dense_past: usize },
 }
 
 /// Dictionaries up to this many ids are counted in a vector (32 MiB).
 const DENSE_IDS: usize = 1 << 23;
 
+/// A hashed count becomes a vector past `dictionary ids / this` ids.
+const HASHED_PER_DENSE: usize = 5;
+
 impl Counts {
     fn for_dict(dict: &DictMap) -> Counts {
         // Debug builds (the tests, whose dictionaries are all small) hash
-        // every other one, so both forms are checked against evaluation.
+        // two of every three, one of them never made a vector, so every
+        // form is checked against evaluation.
         static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let hashed_for_tests = cfg!(debug_assertions)
-            && MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(2);
-        if dict.len() <= DENSE_IDS && !hashed_for_tests {
-            Counts::Dense { by_id: vec![0; dict.len()], distinct: 0 }
+        let form = if cfg!(debug_assertions) {
+            MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 3
         } else {
-            Counts::Hashed(IdMap::default())
+            0
+        };
+        let dict_len = dict.len();
+        match form {
+            0 if dict_len <= DENSE_IDS => Counts::Dense { by_id: vec![0; dict_len], distinct: 0 },
+            1 => Counts::hashed(dict_len, usize::MAX),
+            _ => Counts::hashed(dict_len, dict_len / HASHED_PER_DENSE),
         }
+    }
+
+    fn hashed(dict_len: usize, dense_past: usize) -> Counts {
+        Counts::Hashed { map: IdMap::default(), dict_len, dense_past }
     }
 
     fn add(&mut self, id: u32, n: usize) {
@@ -535,21 +549,34 @@ impl Counts {
                     *c = c.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
                 }
             }
-            Counts::Hashed(m) => *m.entry(id).or_insert(0) += n,
+            Counts::Hashed { map, dict_len, dense_past } => {
+                *map.entry(id).or_insert(0) += n;
+                if map.len() > *dense_past {
+                    *self = Counts::dense_of(map, *dict_len);
+                }
+            }
         }
+    }
+
+    fn dense_of(map: &IdMap<usize>, dict_len: usize) -> Counts {
+        let mut dense = Counts::Dense { by_id: vec![0; dict_len], distinct: 0 };
+        for (&id, &n) in map {
+            dense.add(id, n);
+        }
+        dense
     }
 
     fn get(&self, id: u32) -> usize {
         match self {
             Counts::Dense { by_id, .. } => by_id.get(id as usize).map_or(0, |&c| c as usize),
-            Counts::Hashed(m) => m.get(&id).copied().unwrap_or(0),
+            Counts::Hashed { map, .. } => map.get(&id).copied().unwrap_or(0),
         }
     }
 
     fn distinct(&self) -> usize {
         match self {
             Counts::Dense { distinct, .. } => *distinct,
-            Counts::Hashed(m) => m.len(),
+            Counts::Hashed { map, .. } => map.len(),
         }
     }
 
@@ -560,8 +587,8 @@ impl Counts {
     fn ascending(&self) -> Box<dyn Iterator<Item = (u32, usize)> + '_> {
         match self {
             Counts::Dense { .. } => self.each(),
-            Counts::Hashed(m) => {
-                let mut ids: Vec<(u32, usize)> = m.iter().map(|(&id, &n)| (id, n)).collect();
+            Counts::Hashed { map, .. } => {
+                let mut ids: Vec<(u32, usize)> = map.iter().map(|(&id, &n)| (id, n)).collect();
                 ids.sort_unstable_by_key(|&(id, _)| id);
                 Box::new(ids.into_iter())
             }
@@ -574,7 +601,7 @@ impl Counts {
             Counts::Dense { by_id, .. } => Box::new(
                 by_id.iter().enumerate().filter(|(_, &c)| c > 0).map(|(id, &c)| (id as u32, c as usize)),
             ),
-            Counts::Hashed(m) => Box::new(m.iter().map(|(&id, &n)| (id, n))),
+            Counts::Hashed { map, .. } => Box::new(map.iter().map(|(&id, &n)| (id, n))),
         }
     }
 }
@@ -600,7 +627,7 @@ impl<'a> KeyCounts<'a> {
         let Some(scans) = op.scan(ds, &[col])? else { return Ok(None) };
         let mut keys = KeyCounts { col, parts: Vec::new(), added: HashMap::new() };
         for mut scan in scans {
-            let (mut ids, mut dict) = (Counts::Hashed(IdMap::default()), None);
+            let (mut ids, mut dict) = (Counts::hashed(0, usize::MAX), None);
             loop {
                 match next_rows(&mut scan, stop)? {
                     Next::Rows(r) => {
