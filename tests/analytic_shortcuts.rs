@@ -378,6 +378,7 @@ fn a_cancelled_query_stops_in_the_shortcut() {
         "SELECT ?c (COUNT(*) AS ?n) { ?s x:p1 ?c } GROUP BY ?c",
         "SELECT (COUNT(*) AS ?n) { ?x x:p0 ?y MINUS { ?x x:p1 ?a } }",
         "SELECT (COUNT(*) AS ?n) { ?x x:p0 ?c . ?t x:p3 ?c }",
+        "SELECT ?x ?n { ?x x:p0 ?y ; x:p1 ?n } ORDER BY DESC(?n) ?x LIMIT 10",
     ] {
         let opts = QueryOptions {
             format: Some(OutputFormat::Tsv),

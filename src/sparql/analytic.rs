@@ -1032,23 +1032,31 @@ fn sum_shape(body: &GraphPattern, key: &Variable, value: &Variable) -> Option<Su
 }
 
 /// A sum and a count of integers, and the sum of their magnitudes (which
-/// bounds every partial sum, in any order).
+/// bounds every partial sum, in any order). The magnitude saturates; once
+/// it is past `i64::MAX` the sum is no longer exact and the answer is left
+/// to evaluation ([`Acc::exact`]), so the sum can wrap meanwhile. 24 bytes,
+/// where `i128`s made 48: at 100M quads there is one per person.
 #[derive(Clone, Copy, Default)]
 struct Acc {
-    sum: i128,
-    magnitude: i128,
+    sum: i64,
+    magnitude: u64,
     count: u64,
 }
 
 impl Acc {
     fn of(n: i64) -> Acc {
-        Acc { sum: i128::from(n), magnitude: i128::from(n).abs(), count: 1 }
+        Acc { sum: n, magnitude: n.unsigned_abs(), count: 1 }
     }
 
     fn add(&mut self, other: &Acc) {
-        self.sum += other.sum;
-        self.magnitude += other.magnitude;
+        self.sum = self.sum.wrapping_add(other.sum);
+        self.magnitude = self.magnitude.saturating_add(other.magnitude);
         self.count += other.count;
+    }
+
+    /// Whether no partial sum can have left `i64` (so `sum` is exact).
+    fn exact(&self) -> bool {
+        self.magnitude <= i64::MAX as u64
     }
 }
 
@@ -1083,11 +1091,11 @@ impl GroupedSums {
         let Some(groups) = self.groups(ds, stop)? else { return Ok(None) };
         let mut rows = Vec::with_capacity(groups.len());
         for (token, acc) in groups {
-            if acc.magnitude > i128::from(i64::MAX) {
+            if !acc.exact() {
                 return Ok(None);
             }
             let Some(key) = from_token(&token) else { return Ok(None) };
-            let sum = oxsdatatypes::Integer::from(acc.sum as i64);
+            let sum = oxsdatatypes::Integer::from(acc.sum);
             let mut row = Vec::with_capacity(self.vars.len());
             for v in &self.vars {
                 let agg = self.aggs.iter().find(|(o, _)| o == v).map(|(_, a)| *a);
@@ -1303,4 +1311,26 @@ fn in_dict(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Acc;
+
+    #[test]
+    fn a_sum_is_exact_only_while_its_magnitudes_fit_i64() {
+        let mut acc = Acc::of(i64::MAX);
+        acc.add(&Acc::of(-5));
+        assert_eq!(acc.sum, i64::MAX - 5);
+        // Every partial sum is bounded, but the magnitudes are not: one
+        // order of addition may have overflowed, so it is left to spareval.
+        assert!(!acc.exact());
+        let mut small = Acc::of(-7);
+        small.add(&Acc::of(3));
+        assert!(small.exact());
+        assert_eq!((small.sum, small.count), (-4, 2));
+        let mut huge = Acc::of(i64::MIN);
+        huge.add(&Acc::of(i64::MIN));
+        assert!(!huge.exact(), "saturates instead of wrapping");
+    }
 }
