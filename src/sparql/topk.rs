@@ -277,6 +277,11 @@ impl<'a> Held<'a> {
                         cols.iter().map(|&c| canonical(r.dicts[c], ids[c])).collect::<Result<_, _>>()?;
                     by_id.entry(ids[col]).or_default().push(held.push(row));
                 }
+                // Past what is held, before holding more: the other side
+                // was to be the larger.
+                if held.rows.len() > MAX_ROWS {
+                    return Ok(None);
+                }
             }
             for q in &scan.added {
                 let (Some(key), Some(row)) =
