@@ -7,7 +7,23 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    cottas_tui::store::read::held::on_heap_over_budget(give_freed_memory_back);
     exit_without_teardown(cottas_tui::cli::main())
+}
+
+extern "C" {
+    /// mimalloc's own (linked in through `libmimalloc-sys`; declared here
+    /// rather than through its `extended` feature, which adds a crate).
+    fn mi_collect(force: bool);
+}
+
+/// Returns the memory this thread's heap freed to the kernel now, not
+/// after mimalloc's purge delay: under `--memory-limit`, a column cache
+/// giving way to a query's tables frees hundreds of megabytes at once.
+/// (Purging at once on every free instead cost 0.1 s on a 0.13 s query.)
+fn give_freed_memory_back() {
+    // SAFETY: mi_collect takes no pointers and may be called at any time.
+    unsafe { mi_collect(true) }
 }
 
 /// Ends the process with `code` once stdout is flushed, without the C

@@ -146,3 +146,33 @@ fn a_limit_within_the_slices_decodes_no_column_whole() {
     let cache = err.lines().find(|l| l.starts_with("column cache")).unwrap_or_else(|| panic!("{err}"));
     assert_eq!(cache, "column cache           0 hits, 0 misses", "{err}");
 }
+
+/// What the query operators hold (`store::read::held`) is taken from the
+/// column caches' room: a cache already full gives its columns up on the
+/// next read, even one that finds everything cached, and fills again once
+/// the operator is done.
+#[test]
+fn the_column_cache_gives_way_to_what_operators_hold() {
+    use cottas_tui::store::read::held::HeldBytes;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_of(dir.path(), 5000, 500);
+    let snap = Snapshot::open(&store, 1 << 20).unwrap();
+    let read_all = || {
+        let p3 = cottas_tui::view::terms::Tok::Ref(b"<http://x/p3>");
+        let (quads, _) = snap.view().quads(None, Some(&p3), None, Graphs::All).unwrap();
+        quads.count()
+    };
+    let n = read_all();
+    read_all();
+    assert!(snap.cache.held() > 0, "a warm scan caches its columns");
+    {
+        // More than every cache of this process may hold.
+        let mut operator = HeldBytes::new();
+        operator.set(1 << 40);
+        assert_eq!(read_all(), n);
+        assert_eq!(snap.cache.held(), 0, "the cache kept columns while an operator held everything");
+    }
+    read_all();
+    read_all();
+    assert!(snap.cache.held() > 0, "the cache stayed empty after the operator was done");
+}

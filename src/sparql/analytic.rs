@@ -19,6 +19,7 @@
 //! Anything else is evaluated. `tests/analytic_shortcuts.rs` checks each
 //! shape against plain evaluation over base ⊕ delta.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use spargebra::Query;
 use super::dataset::StoreDataset;
 use super::shortcut::{group_shape, one_triple, GroupShape, PatternTerms};
 use crate::format::term::token_variants;
+use crate::store::read::held::{hashed_bytes, HeldBytes};
 use crate::store::read::SEARCHES_PER_PAGE_CHECK;
 use crate::store::sidecars::mapped::DictMap;
 use crate::store::StoreError;
@@ -58,6 +60,23 @@ impl Hasher for IdHasher {
 }
 
 pub(super) type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
+
+/// What an [`IdMap`] holds, for [`HeldBytes`] (its values' own heap
+/// allocations aside).
+pub(super) fn id_map_bytes<V>(m: &IdMap<V>) -> usize {
+    hashed_bytes(m.capacity(), std::mem::size_of::<(u32, V)>())
+}
+
+/// Before an insert that may double `m`'s table: reports the new table
+/// beside the old (and `others` the operator holds), so that the caches
+/// give way before the allocation rather than after it (a join side's
+/// table at 100M quads went from 73 to 146 MiB past the limit).
+pub(super) fn room_to_grow<V>(m: &IdMap<V>, held: &mut HeldBytes, others: usize) {
+    if m.len() == m.capacity() {
+        let doubled = hashed_bytes((m.capacity() + 4) * 2, std::mem::size_of::<(u32, V)>());
+        held.set(others + id_map_bytes(m) + doubled);
+    }
+}
 type IdSet = HashSet<u32, BuildHasherDefault<IdHasher>>;
 
 /// Rows a listed anti-/semi-join holds before it leaves the query to
@@ -199,7 +218,8 @@ impl Analytic {
         match self {
             Analytic::Grouped(_) | Analytic::Sums(_) => true,
             Analytic::Filtered(f) => matches!(f.out, Output::Rows(_)),
-            Analytic::Distinct(_) | Analytic::JoinCount(_) | Analytic::TopK(_) => false,
+            Analytic::TopK(t) => t.every_row(),
+            Analytic::Distinct(_) | Analytic::JoinCount(_) => false,
         }
     }
 
@@ -303,7 +323,9 @@ impl DistinctCount {
                 continue;
             }
             if let Some(dict) = dict {
+                let mut pages = PagesWithinBudget::new(ds);
                 for id in ids {
+                    pages.tick();
                     tokens.insert(canonical(dict, id)?.bytes().to_vec());
                 }
             }
@@ -364,7 +386,9 @@ impl GroupedCount {
                 }
             }
             if let Some(dict) = dict {
+                let mut pages = PagesWithinBudget::new(ds);
                 for (id, n) in by_id {
+                    pages.tick();
                     *total.entry(canonical(dict, id)?.bytes().to_vec()).or_insert(0) += n;
                 }
             }
@@ -508,9 +532,12 @@ pub(super) fn two_patterns(body: &GraphPattern) -> Option<(Operand, Operand)> {
 /// sides of a large join at 100M quads held 1.2 GiB hashed).
 #[derive(Clone)]
 enum Counts {
-    Dense { by_id: Vec<u32>, distinct: usize },
-    Hashed { map: IdMap<usize>, dict_len: usize, dense_past: usize },
+    Dense { by_id: Vec<u32>, distinct: usize, _held: HeldBytes },
+    Hashed { map: IdMap<usize>, dict_len: usize, dense_past: usize, held: HeldBytes },
 }
+
+/// A hashed id and its count.
+const ID_COUNT_BYTES: usize = std::mem::size_of::<(u32, usize)>();
 
 /// Dictionaries up to this many ids are counted in a vector (32 MiB).
 const DENSE_IDS: usize = 1 << 23;
@@ -531,35 +558,47 @@ impl Counts {
         };
         let dict_len = dict.len();
         match form {
-            0 if dict_len <= DENSE_IDS => Counts::Dense { by_id: vec![0; dict_len], distinct: 0 },
+            0 if dict_len <= DENSE_IDS => Counts::dense(dict_len),
             1 => Counts::hashed(dict_len, usize::MAX),
             _ => Counts::hashed(dict_len, dict_len / HASHED_PER_DENSE),
         }
     }
 
     fn hashed(dict_len: usize, dense_past: usize) -> Counts {
-        Counts::Hashed { map: IdMap::default(), dict_len, dense_past }
+        Counts::Hashed { map: IdMap::default(), dict_len, dense_past, held: HeldBytes::new() }
+    }
+
+    fn dense(dict_len: usize) -> Counts {
+        let mut held = HeldBytes::new();
+        held.set(dict_len * std::mem::size_of::<u32>());
+        Counts::Dense { by_id: vec![0; dict_len], distinct: 0, _held: held }
     }
 
     fn add(&mut self, id: u32, n: usize) {
         match self {
-            Counts::Dense { by_id, distinct } => {
+            Counts::Dense { by_id, distinct, .. } => {
                 if let Some(c) = by_id.get_mut(id as usize) {
                     *distinct += usize::from(*c == 0);
                     *c = c.saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
                 }
             }
-            Counts::Hashed { map, dict_len, dense_past } => {
+            Counts::Hashed { map, dict_len, dense_past, held } => {
+                room_to_grow(map, held, 0);
                 *map.entry(id).or_insert(0) += n;
                 if map.len() > *dense_past {
                     *self = Counts::dense_of(map, *dict_len);
+                } else {
+                    let bytes = hashed_bytes(map.capacity(), ID_COUNT_BYTES);
+                    if bytes != held.bytes() {
+                        held.set(bytes);
+                    }
                 }
             }
         }
     }
 
     fn dense_of(map: &IdMap<usize>, dict_len: usize) -> Counts {
-        let mut dense = Counts::Dense { by_id: vec![0; dict_len], distinct: 0 };
+        let mut dense = Counts::dense(dict_len);
         for (&id, &n) in map {
             dense.add(id, n);
         }
@@ -730,6 +769,12 @@ impl Filtered {
         let (mut count, mut rows) = (0usize, Vec::new());
         // DISTINCT: rows told apart by ids within a part, by terms across.
         let mut distinct_terms: HashSet<Vec<Term>> = HashSet::new();
+        let mut pages = PagesWithinBudget::new(ds);
+        // What the rows hold, counted against the memory limit (a term's
+        // text reckoned at 48 bytes).
+        let mut held = HeldBytes::new();
+        let row_bytes = std::mem::size_of::<Vec<Term>>() + cols.len() * (std::mem::size_of::<Term>() + 48);
+        let id_row_bytes = std::mem::size_of::<Vec<u32>>() + cols.len() * 4 + 1;
         for (i, mut scan) in scans.into_iter().enumerate() {
             let mut want: Option<std::borrow::Cow<Counts>> = None;
             let mut distinct_ids: HashSet<Vec<u32>> = HashSet::new();
@@ -752,6 +797,7 @@ impl Filtered {
                             return Ok(None);
                         }
                     }
+                    held.set(distinct_terms.len() * row_bytes + distinct_ids.capacity() * id_row_bytes);
                     continue;
                 }
                 for ids in r.ids.iter().filter(|ids| (want.get(ids[lc]) > 0) == self.keep_matched) {
@@ -763,14 +809,17 @@ impl Filtered {
                     if !cols.is_empty() {
                         let mut row = Vec::with_capacity(cols.len());
                         for &c in &cols {
+                            pages.tick();
                             row.push(term_of(&canonical(r.dicts[c], ids[c])?)?);
                         }
                         rows.push(row);
                     }
                 }
+                held.set(rows.len() * row_bytes);
             }
             if let Some(dicts) = dicts {
                 for ids in distinct_ids {
+                    pages.tick();
                     let row = ids.iter().zip(&cols).map(|(&id, &c)| term_of(&canonical(dicts[c], id)?));
                     distinct_terms.insert(row.collect::<Result<_, _>>()?);
                 }
@@ -1127,9 +1176,11 @@ impl GroupedSums {
                 };
                 let Some(reduced) = accumulate(op, ds, kc, vc, stop)? else { return Ok(None) };
                 let mut groups = reduced.added.clone();
+                let mut pages = PagesWithinBudget::new(ds);
                 for (accs, dict) in &reduced.parts {
                     for (&id, acc) in accs {
                         let Some(dict) = dict else { continue };
+                        pages.tick();
                         groups
                             .entry(canonical(dict, id)?.bytes().to_vec())
                             .or_insert_with(Acc::default)
@@ -1164,6 +1215,7 @@ impl GroupedSums {
     ) -> Result<Option<HashMap<Vec<u8>, Acc>>, StoreError> {
         let Some(scans) = keys.scan(ds, &[xk, kc])? else { return Ok(None) };
         let mut groups: HashMap<Vec<u8>, Acc> = HashMap::new();
+        let mut at_held = HeldBytes::new();
         for mut scan in scans {
             let mut by_key: IdMap<Acc> = IdMap::default();
             let (mut at, mut kdict) = (None, None);
@@ -1174,7 +1226,11 @@ impl GroupedSums {
                     Next::End => break,
                 };
                 if at.is_none() {
-                    at = Some(in_dict(ds, per_x, xv, r.dicts[xk], xk)?);
+                    let sums = in_dict(ds, per_x, xv, r.dicts[xk], xk)?;
+                    if let Cow::Owned(m) = &sums {
+                        at_held.set(id_map_bytes(m));
+                    }
+                    at = Some(sums);
                 }
                 kdict = Some(r.dicts[kc]);
                 let at = at.as_ref().expect("set above");
@@ -1192,7 +1248,9 @@ impl GroupedSums {
                 }
             }
             if let Some(kdict) = kdict {
+                let mut pages = PagesWithinBudget::new(ds);
                 for (id, acc) in by_key {
+                    pages.tick();
                     groups.entry(canonical(kdict, id)?.bytes().to_vec()).or_default().add(&acc);
                 }
             }
@@ -1206,6 +1264,8 @@ impl GroupedSums {
 struct Reduced<'a> {
     parts: Vec<(IdMap<Acc>, Option<&'a DictMap>)>,
     added: HashMap<Vec<u8>, Acc>,
+    /// The parts' maps, counted against the memory limit.
+    _held: HeldBytes,
 }
 
 impl Reduced<'_> {
@@ -1237,6 +1297,7 @@ fn accumulate<'a>(
     let Some(scans) = op.scan(ds, &[by, of])? else { return Ok(None) };
     let mut parts = Vec::new();
     let mut added: HashMap<Vec<u8>, Acc> = HashMap::new();
+    let (mut held, mut earlier_parts) = (HeldBytes::new(), 0);
     for mut scan in scans {
         let (mut accs, mut dict): (IdMap<Acc>, _) = (IdMap::default(), None);
         let mut numbers = Numbers { dict: None, memo: IdMap::default() };
@@ -1249,9 +1310,12 @@ fn accumulate<'a>(
             dict = Some(r.dicts[by]);
             for ids in &r.ids {
                 let Some(n) = numbers.of(r.dicts[of], ids[of])? else { return Ok(None) };
+                room_to_grow(&accs, &mut held, earlier_parts);
                 accs.entry(ids[by]).or_default().add(&Acc::of(n));
             }
+            held.set(earlier_parts + id_map_bytes(&accs));
         }
+        earlier_parts += id_map_bytes(&accs);
         for q in &scan.added {
             let (Some(k), Some(v)) = (added_value(q, by), added_value(q, of)) else { return Ok(None) };
             let Some(n) = integer_of(term_of(v)?) else { return Ok(None) };
@@ -1259,7 +1323,7 @@ fn accumulate<'a>(
         }
         parts.push((accs, dict));
     }
-    Ok(Some(Reduced { parts, added }))
+    Ok(Some(Reduced { parts, added, _held: held }))
 }
 
 /// An `xsd:integer` literal's value.
@@ -1275,27 +1339,24 @@ fn integer_of(t: Term) -> Option<i64> {
 /// Per-part sums keyed by ids of column `from`, merged and keyed by ids of
 /// `dict` (column `col`): the same ids where they come from that
 /// dictionary, else each looked up once, galloping in the source's order.
-fn in_dict(
+fn in_dict<'r>(
     ds: &StoreDataset,
-    reduced: &Reduced,
+    reduced: &'r Reduced,
     from: usize,
     dict: &DictMap,
     col: usize,
-) -> Result<IdMap<Acc>, StoreError> {
+) -> Result<Cow<'r, IdMap<Acc>>, StoreError> {
+    if let [(accs, Some(d))] = reduced.parts.as_slice() {
+        if from == col && std::ptr::eq(*d, dict) && reduced.added.is_empty() {
+            return Ok(Cow::Borrowed(accs));
+        }
+    }
     let mut out: IdMap<Acc> = IdMap::default();
     let mut hint = 0;
     let mut pages = PagesWithinBudget::new(ds);
     for (t, acc) in &reduced.added {
         if let Some(to) = id_near(dict, &Tok::Ref(t), &mut hint)? {
             out.entry(to).or_default().add(acc);
-        }
-    }
-    if let [(accs, Some(d))] = reduced.parts.as_slice() {
-        if from == col && std::ptr::eq(*d, dict) {
-            for (id, acc) in accs {
-                out.entry(*id).or_default().add(acc);
-            }
-            return Ok(out);
         }
     }
     for (accs, source) in &reduced.parts {
@@ -1310,7 +1371,7 @@ fn in_dict(
             }
         }
     }
-    Ok(out)
+    Ok(Cow::Owned(out))
 }
 
 #[cfg(test)]

@@ -3,6 +3,14 @@
 //! the pattern's rows stream by, where spareval joins every row as terms
 //! and sorts them all.
 //!
+//! Without a `LIMIT` every row is kept (up to [`MAX_SORTED`]) with its keys
+//! decoded and owned, and sorted once. spareval's sort evaluates each key at
+//! each comparison from the term's bytes, which for a store are mapped
+//! dictionary pages: n log n random reads that made every page of a large
+//! class's dictionary resident (1.5 GiB for 431,876 members at 100M quads,
+//! past any `--memory-limit`), where here each term is read twice, in order
+//! of rows, with the mapped pages' budget kept.
+//!
 //! Two patterns are joined through the one variable they share, smaller
 //! side first (counted as evaluation would count it): its rows are held by
 //! their join value, and the other side reads only the rows that can meet
@@ -29,10 +37,11 @@ use spargebra::algebra::{Expression, GraphPattern, OrderExpression};
 use spargebra::Query;
 
 use super::analytic::{
-    added_value, canonical, id_near, next_rows, only_shared, term_of, two_patterns, IdMap, Operand,
-    PagesWithinBudget, Stop, MAX_ROWS,
+    added_value, canonical, id_map_bytes, id_near, next_rows, only_shared, term_of, two_patterns, IdMap,
+    Operand, PagesWithinBudget, Stop, MAX_ROWS,
 };
 use super::dataset::StoreDataset;
+use crate::store::read::held::HeldBytes;
 use crate::store::sidecars::mapped::DictMap;
 use crate::store::StoreError;
 use crate::view::ids::{IdQuads, Next};
@@ -40,6 +49,10 @@ use crate::view::terms::{from_token, Tok};
 
 /// Rows kept (`OFFSET + LIMIT`) beyond which the query is evaluated.
 const MAX_KEPT: usize = 10_000;
+
+/// Rows an ordered query without a `LIMIT` sorts here, with its keys
+/// decoded; past this the query is evaluated.
+const MAX_SORTED: usize = MAX_ROWS;
 
 const INTEGER_SUFFIX: &str = "\"^^<http://www.w3.org/2001/XMLSchema#integer>";
 
@@ -52,8 +65,10 @@ pub struct TopK {
     /// The variables a row carries: the projection's, then the keys' others.
     needed: Vec<Variable>,
     start: usize,
-    /// `OFFSET + LIMIT`.
+    /// `OFFSET + LIMIT`, or [`MAX_SORTED`] for every row.
     kept: usize,
+    /// No `LIMIT`: every row is answered, in order.
+    every_row: bool,
     shape: Shape,
 }
 
@@ -75,10 +90,14 @@ impl Shape {
 /// The query's shape, when this module answers it.
 pub fn top_k_of(query: &Query) -> Option<TopK> {
     let Query::Select { dataset: None, pattern, .. } = query else { return None };
-    let GraphPattern::Slice { inner, start, length: Some(length) } = pattern else { return None };
-    let GraphPattern::Project { inner, variables } = &**inner else { return None };
+    let (projection, start, kept, every_row) = match pattern {
+        GraphPattern::Slice { inner, start, length: Some(length) } => {
+            (&**inner, *start, start.checked_add(*length).filter(|&k| k > 0 && k <= MAX_KEPT)?, false)
+        }
+        projection => (projection, 0, MAX_SORTED, true),
+    };
+    let GraphPattern::Project { inner, variables } = projection else { return None };
     let GraphPattern::OrderBy { inner: body, expression } = &**inner else { return None };
-    let kept = start.checked_add(*length).filter(|&k| k > 0 && k <= MAX_KEPT)?;
     let shape = match Operand::of(body) {
         Some(op) => Shape::One(op),
         None => {
@@ -109,10 +128,15 @@ pub fn top_k_of(query: &Query) -> Option<TopK> {
     if !needed.iter().all(|v| shape.binds(v)) {
         return None;
     }
-    Some(TopK { vars: variables.clone(), keys, needed, start: *start, kept, shape })
+    Some(TopK { vars: variables.clone(), keys, needed, start, kept, every_row, shape })
 }
 
 impl TopK {
+    /// Whether every row is answered (no `LIMIT`).
+    pub fn every_row(&self) -> bool {
+        self.every_row
+    }
+
     /// The answer, or `None` when a key value is outside what this module
     /// orders, or a part cannot give ids (the query is then evaluated).
     pub fn answer(
@@ -128,10 +152,14 @@ impl TopK {
         if !complete || top.declined {
             return Ok(None);
         }
-        let mut rows = Vec::with_capacity(self.kept);
-        for entry in top.heap.into_sorted_vec().into_iter().skip(self.start) {
+        let sorted = top.into_sorted();
+        let mut rows = Vec::with_capacity(sorted.len().saturating_sub(self.start));
+        // Every row's terms come off mapped dictionary pages once more.
+        let mut pages = PagesWithinBudget::new(ds);
+        for entry in sorted.into_iter().skip(self.start) {
             let mut row = Vec::with_capacity(self.vars.len());
             for t in &entry.row[..self.vars.len()] {
+                pages.tick();
                 row.push(Some(term_of(t)?));
             }
             rows.push(Ok(row));
@@ -245,6 +273,8 @@ struct Held<'a> {
     col: usize,
     parts: Vec<(IdMap<Vec<u32>>, Option<&'a DictMap>)>,
     added: HashMap<Vec<u8>, Vec<u32>>,
+    /// The rows and maps, counted against the memory limit.
+    held: HeldBytes,
 }
 
 impl<'a> Held<'a> {
@@ -262,7 +292,10 @@ impl<'a> Held<'a> {
         };
         let read: Vec<usize> = cols.iter().copied().chain([col]).collect();
         let Some(scans) = op.scan(ds, &read)? else { return Ok(None) };
-        let mut held = Held { rows: Vec::new(), col, parts: Vec::new(), added: HashMap::new() };
+        let mut held =
+            Held { rows: Vec::new(), col, parts: Vec::new(), added: HashMap::new(), held: HeldBytes::new() };
+        let row_bytes = std::mem::size_of::<Vec<Tok>>() + cols.len() * std::mem::size_of::<Tok>();
+        let mut earlier_parts = 0;
         for mut scan in scans {
             let (mut by_id, mut dict): (IdMap<Vec<u32>>, _) = (IdMap::default(), None);
             loop {
@@ -282,6 +315,9 @@ impl<'a> Held<'a> {
                 if held.rows.len() > MAX_ROWS {
                     return Ok(None);
                 }
+                // Each row's place in the map's lists is 4 bytes more.
+                let rows = held.rows.len() * (row_bytes + 4);
+                held.held.set(rows + earlier_parts + id_map_bytes(&by_id));
             }
             for q in &scan.added {
                 let (Some(key), Some(row)) =
@@ -292,6 +328,7 @@ impl<'a> Held<'a> {
                 let at = held.push(row);
                 held.added.entry(key.bytes().to_vec()).or_default().push(at);
             }
+            earlier_parts += id_map_bytes(&by_id);
             held.parts.push((by_id, dict));
         }
         Ok((held.rows.len() <= MAX_ROWS).then_some(held))
@@ -495,6 +532,29 @@ struct Ranked<'a> {
     row: Vec<Tok<'a>>,
 }
 
+impl Ranked<'_> {
+    /// Its bytes, owned strings included (a borrowed token is a mapped
+    /// page's, not the heap's).
+    fn bytes(&self) -> usize {
+        let key_text = |k: &Key| match k {
+            Key::Iri(Cow::Owned(s)) | Key::Str(Cow::Owned(s)) => s.capacity(),
+            _ => 0,
+        };
+        let own = |t: &Tok| match t {
+            Tok::Own(b) => b.len() + 16,
+            Tok::Ref(_) => 0,
+        };
+        std::mem::size_of::<Self>()
+            + self.keys.capacity() * std::mem::size_of::<(Key, bool)>()
+            + self.keys.iter().map(|(k, _)| key_text(k)).sum::<usize>()
+            + self.row.capacity() * std::mem::size_of::<Tok>()
+            + self.row.iter().map(own).sum::<usize>()
+    }
+}
+
+/// Rows kept between two reports of what a full sort holds.
+const ROWS_PER_HELD_REPORT: usize = 1024;
+
 impl Ord for Ranked<'_> {
     fn cmp(&self, other: &Self) -> Ordering {
         for ((a, descending), (b, _)) in self.keys.iter().zip(&other.keys) {
@@ -523,9 +583,16 @@ impl PartialOrd for Ranked<'_> {
     }
 }
 
-/// The best rows so far: a max-heap of at most `kept`, its top the worst.
+/// The best rows so far: a max-heap of at most `kept`, its top the worst;
+/// or, for a query without a `LIMIT`, every row (up to `kept`, past which
+/// the query is declined) with its keys owned, so that sorting them reads
+/// no mapped page.
 struct Top<'a> {
     heap: BinaryHeap<Ranked<'a>>,
+    every: Option<Vec<Ranked<'a>>>,
+    /// What `every` holds, counted against the memory limit.
+    held: HeldBytes,
+    every_bytes: usize,
     kept: usize,
     keys: Vec<(usize, bool)>,
     /// Per key: whether a string and an integer have been seen.
@@ -537,7 +604,10 @@ struct Top<'a> {
 impl<'a> Top<'a> {
     fn new(q: &TopK) -> Top<'a> {
         Top {
-            heap: BinaryHeap::with_capacity(q.kept + 1),
+            heap: BinaryHeap::with_capacity(if q.every_row { 0 } else { q.kept + 1 }),
+            every: q.every_row.then(Vec::new),
+            held: HeldBytes::new(),
+            every_bytes: 0,
             kept: q.kept,
             keys: q.keys.clone(),
             kinds: vec![[false; 2]; q.keys.len()],
@@ -568,12 +638,40 @@ impl<'a> Top<'a> {
             }
             keys.push((key, descending));
         }
+        if let Some(every) = &mut self.every {
+            if every.len() == self.kept {
+                self.declined = true;
+                *every = Vec::new();
+                return;
+            }
+            let keys: Vec<(Key, bool)> = keys.into_iter().map(|(k, d)| (k.into_owned(), d)).collect();
+            let ranked = Ranked { keys, row };
+            self.every_bytes += ranked.bytes();
+            every.push(ranked);
+            if every.len().is_multiple_of(ROWS_PER_HELD_REPORT) {
+                self.held.set(self.every_bytes);
+            }
+            return;
+        }
         let candidate = Ranked { keys, row };
         if self.heap.len() < self.kept {
             self.heap.push(candidate);
         } else if self.heap.peek().is_some_and(|worst| candidate < *worst) {
             self.heap.pop();
             self.heap.push(candidate);
+        }
+    }
+}
+
+impl<'a> Top<'a> {
+    /// The rows kept, best first.
+    fn into_sorted(self) -> Vec<Ranked<'a>> {
+        match self.every {
+            Some(mut every) => {
+                every.sort_unstable();
+                every
+            }
+            None => self.heap.into_sorted_vec(),
         }
     }
 }

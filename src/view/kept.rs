@@ -29,8 +29,8 @@ use crate::view::overlay::Overlay;
 pub enum Budget {
     /// Decoded columns up to this many bytes (the endpoint's `--cache`).
     Cache(usize),
-    /// A process's `--memory-limit`: half for decoded columns, half for the
-    /// store's mapped pages ([`ColumnCache::within`]).
+    /// A process's `--memory-limit`: 15/32 for decoded columns, as much for
+    /// the store's mapped pages ([`ColumnCache::within`]).
     Memory(usize),
 }
 
@@ -38,7 +38,7 @@ impl Budget {
     fn cache_bytes(self) -> usize {
         match self {
             Budget::Cache(bytes) => bytes,
-            Budget::Memory(limit) => limit / 2,
+            Budget::Memory(limit) => ColumnCache::share_of(limit),
         }
     }
 

@@ -23,6 +23,7 @@ use crate::store::sidecars::mapped::DictMap;
 use crate::store::versions::open::Store;
 
 mod group;
+pub mod held;
 use crate::store::StoreError;
 use group::Group;
 
@@ -128,8 +129,11 @@ use crate::store::sidecars::COLUMNS as NAMES;
 /// Cache keys of postings lists: the column number plus this.
 const POSTINGS: usize = 4;
 /// Dictionary searches between two checks of the mapped pages' budget
-/// ([`Store::keep_mapped_pages_within_budget`]) in a long run of them.
-pub const SEARCHES_PER_PAGE_CHECK: u32 = 4096;
+/// ([`Store::keep_mapped_pages_within_budget`], itself at most one a
+/// millisecond) in a long run of them. A search can be the first to touch
+/// a block, which is then hashed whole: at 4,096 a grouped sum at 100M
+/// quads mapped 210 MiB of `.o.dict` between two checks.
+pub const SEARCHES_PER_PAGE_CHECK: u32 = 256;
 
 /// A row group with at most 1/SPARSE of its rows as candidates has only
 /// those cells read, not whole columns.
@@ -151,8 +155,11 @@ pub enum DictLookup {
 /// With dictionaries a column is cached as u32 dictionary ids (4 bytes a
 /// cell), so a warm lookup compares integers; without them, as token bytes.
 pub struct ColumnCache {
+    /// Bytes at most; less while operators hold memory ([`held`]).
     budget: usize,
-    inner: Mutex<CacheInner>,
+    /// Shared with [`held`]'s list of caches, which evicts from it when an
+    /// operator's tables grow.
+    inner: Arc<Mutex<CacheInner>>,
 }
 
 #[derive(Clone)]
@@ -163,7 +170,7 @@ enum Cached {
 }
 
 #[derive(Default)]
-struct CacheInner {
+pub(super) struct CacheInner {
     map: HashMap<(usize, usize), (Cached, usize)>,
     order: VecDeque<(usize, usize)>,
     used: usize,
@@ -171,23 +178,60 @@ struct CacheInner {
     touched: std::collections::HashSet<(usize, usize)>,
 }
 
+impl CacheInner {
+    /// Evicts least recently used columns until at most `bytes` are held.
+    pub(super) fn evict_past(&mut self, bytes: usize) {
+        while self.used > bytes {
+            let Some(old) = self.order.pop_front() else { break };
+            if let Some((_, s)) = self.map.remove(&old) {
+                self.used -= s;
+            }
+        }
+    }
+}
+
+impl Drop for ColumnCache {
+    fn drop(&mut self) {
+        held::cache_dropped(self.budget);
+    }
+}
+
 impl ColumnCache {
     pub fn new(budget_bytes: usize) -> Self {
-        ColumnCache { budget: budget_bytes, inner: Mutex::new(CacheInner::default()) }
+        let inner = Arc::new(Mutex::new(CacheInner::default()));
+        held::cache_made(budget_bytes, &inner);
+        ColumnCache { budget: budget_bytes, inner }
     }
 
     /// The cache of one process (or TUI worker) reading `store` within
-    /// `memory_limit` bytes: half for decoded columns, half for the store's
-    /// mapped pages (released whole when exceeded; see
-    /// [`Store::limit_mapped_pages`]). The evaluator's joins and sorts are
-    /// not bounded by it.
+    /// `memory_limit` bytes: 15/32 for decoded columns and the operators'
+    /// tables they give way to ([`held`]), 15/32 for the store's mapped
+    /// pages (released whole when exceeded; see
+    /// [`Store::limit_mapped_pages`]), and the last 1/16 for the rest: the
+    /// binary's own pages, the allocator's, a query's small state. A large
+    /// join at 100M quads under 1 GiB, with halves and nothing left over,
+    /// peaked 3 MiB over. spareval's own joins and sorts are not counted.
     pub fn within(store: &Store, memory_limit: usize) -> Self {
-        store.limit_mapped_pages(memory_limit as u64 / 2);
-        ColumnCache::new(memory_limit / 2)
+        store.limit_mapped_pages(Self::share_of(memory_limit) as u64);
+        ColumnCache::new(Self::share_of(memory_limit))
+    }
+
+    /// The bytes of `memory_limit` decoded columns may take, and as many
+    /// mapped pages ([`ColumnCache::within`]).
+    pub fn share_of(memory_limit: usize) -> usize {
+        memory_limit / 32 * 15
+    }
+
+    /// Bytes of decoded columns held now.
+    pub fn held(&self) -> usize {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).used
     }
 
     fn lookup(&self, key: (usize, usize), ex: &mut Explain) -> Option<Cached> {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        // Room an operator took since the last insert is given here: a
+        // warm scan inserts nothing.
+        g.evict_past(held::cache_room(self.budget));
         let hit = g.map.get(&key).map(|(c, _)| c.clone());
         if hit.is_some() {
             if let Some(pos) = g.order.iter().rposition(|k| *k == key) {
@@ -214,13 +258,9 @@ impl ColumnCache {
 
     fn insert(&self, key: (usize, usize), value: Cached, size: usize) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        while g.used + size > self.budget {
-            let Some(old) = g.order.pop_front() else { break };
-            if let Some((_, s)) = g.map.remove(&old) {
-                g.used -= s;
-            }
-        }
-        if size <= self.budget && g.map.insert(key, (value, size)).is_none() {
+        let room = held::cache_room(self.budget);
+        g.evict_past(room.saturating_sub(size));
+        if size <= room && g.map.insert(key, (value, size)).is_none() {
             g.order.push_back(key);
             g.used += size;
         }

@@ -46,9 +46,17 @@ pub fn release_mapped_pages(bytes: &[u8]) {
     }
 }
 
-/// This process's resident bytes of file-backed (and shared) pages, from
-/// `/proc/self/statm`; `None` where there is no such file.
-pub fn resident_file_bytes() -> Option<u64> {
+/// What `/proc/self/statm` says is resident, in bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Resident {
+    /// File-backed (and shared) pages: the mapped store among them.
+    pub file: u64,
+    /// The rest: the heap.
+    pub anonymous: u64,
+}
+
+/// This process's resident pages, `None` where there is no such file.
+pub fn resident_bytes() -> Option<Resident> {
     use std::os::unix::fs::FileExt;
     // Opened once and read again from offset 0: the kernel makes the text
     // afresh on each read, and opening the file was half of each measure.
@@ -57,8 +65,10 @@ pub fn resident_file_bytes() -> Option<u64> {
     let mut buf = [0u8; 256];
     let n = file.read_at(&mut buf, 0).ok()?;
     let text = std::str::from_utf8(&buf[..n]).ok()?;
-    let shared_pages: u64 = text.split_whitespace().nth(2)?.parse().ok()?;
-    Some(shared_pages * 4096)
+    let mut fields = text.split_whitespace().skip(1);
+    let resident: u64 = fields.next()?.parse().ok()?;
+    let shared: u64 = fields.next()?.parse().ok()?;
+    Some(Resident { file: shared * 4096, anonymous: resident.saturating_sub(shared) * 4096 })
 }
 
 /// Maps `path` and keeps the open file too, for [`CheckedFile::sparse_byte`]:
@@ -119,6 +129,13 @@ pub struct TableDigests {
 }
 
 impl CheckedFile {
+    /// Gives back this file's resident mapped pages ([`release_mapped_pages`]):
+    /// they are read again from the page cache where next touched.
+    pub fn release_pages(&self) {
+        // SAFETY: `ptr..ptr+len` is the live view `_owner` keeps (see above).
+        release_mapped_pages(unsafe { std::slice::from_raw_parts(self.ptr, self.len) });
+    }
+
     /// Bytes already checked whole.
     pub fn whole(path: &Path, bytes: SharedFile) -> Self {
         Self::new(path, bytes, Check::Whole)

@@ -53,6 +53,10 @@ const FENCE_STRIDE: u64 = 64;
 /// two-pattern join 78 → 121 ms; sixteen per token leaves it alone.
 const PROBES_PER_FENCE: u64 = 16;
 
+/// Fence tokens read between two releases of the file's mapped pages: about
+/// 16 MiB of a dictionary of IRIs ([`DictMap::read_fences`]).
+const FENCES_PER_RELEASE: usize = 4096;
+
 /// The tokens at sorted positions 0, [`FENCE_STRIDE`], 2·FENCE_STRIDE, …
 #[derive(Default)]
 struct Fences {
@@ -179,12 +183,21 @@ impl DictMap {
         Some(self.fences.get_or_init(|| self.read_fences().unwrap_or_default()))
     }
 
+    /// Reads every [`FENCE_STRIDE`]th token. That touches nearly every page
+    /// of the file (544 MiB of `.o.dict` at 100M quads, in 20 ms), pages
+    /// the searches that follow, narrowed by the fences, mostly do not
+    /// need: they are given back as the read goes, so that a query under
+    /// `--memory-limit` does not hold the whole dictionary mapped.
     fn read_fences(&self) -> Result<Fences> {
         let mut fences = Fences::default();
-        for pos in (0..self.n).step_by(FENCE_STRIDE as usize) {
+        for (k, pos) in (0..self.n).step_by(FENCE_STRIDE as usize).enumerate() {
+            if k % FENCES_PER_RELEASE == FENCES_PER_RELEASE - 1 {
+                self.file.release_pages();
+            }
             fences.bytes.extend_from_slice(self.key(pos)?);
             fences.ends.push(fences.bytes.len());
         }
+        self.file.release_pages();
         Ok(fences)
     }
 

@@ -18,8 +18,8 @@ use crate::format::{dict, p_offsets, po_presence, presence, s_offsets};
 use crate::store::base::digests::{self, Digests};
 use crate::store::base::Base;
 use crate::store::sidecars::checked::{
-    map_file, map_with_handle, release_mapped_pages, resident_file_bytes, BlockTable, CheckedFile,
-    SharedFile, TableDigests,
+    map_file, map_with_handle, release_mapped_pages, resident_bytes, BlockTable, CheckedFile, SharedFile,
+    TableDigests,
 };
 use crate::store::sidecars::mapped::{DictMap, POffsetsMap, PoPresenceMap, PresenceMap, SOffsetsMap};
 use crate::store::sidecars::{sidecar_path, COLUMNS, SUFFIXES};
@@ -363,7 +363,9 @@ impl Store {
             return;
         }
         self.mapped_checked.store(now, Relaxed);
-        if resident_file_bytes().is_none_or(|held| held <= budget) {
+        let Some(resident) = resident_bytes() else { return };
+        crate::store::read::held::keep_freed_heap_within_budget(resident.anonymous);
+        if resident.file <= budget {
             return;
         }
         for m in self.sidecars.mapped() {
