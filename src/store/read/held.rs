@@ -4,9 +4,11 @@
 //! A process's limit is split between decoded columns (the caches) and the
 //! store's mapped pages ([`super::ColumnCache::within`]). An operator that
 //! holds a join side or a table of groups takes its bytes from the caches'
-//! half: each cache gives way in proportion to its budget, evicting on its
-//! next lookup or insert. The caches are the part that can be rebuilt; an
-//! operator's table cannot be dropped without dropping the query.
+//! share: each cache gives way in proportion to its budget, at once when
+//! the operator has grown by another 1/64 of the caches' budgets
+//! ([`make_room`]), and at its own next lookup or insert. The caches are the
+//! part that can be rebuilt; an operator's table cannot be dropped without
+//! dropping the query.
 //!
 //! Counts are process-wide, as the limit is: two queries on two endpoint
 //! workers both press on every cache. Each operator reports an estimate of
@@ -54,9 +56,7 @@ impl HeldBytes {
             make_room();
         }
     }
-}
 
-impl HeldBytes {
     /// What this operator last reported.
     pub fn bytes(&self) -> usize {
         self.0
