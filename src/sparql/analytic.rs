@@ -15,7 +15,14 @@
 //! The shapes are matched exactly: each side one triple pattern (optionally
 //! in `GRAPH`) with distinct variables and no blank nodes, and for the joins
 //! exactly one variable shared, so `MINUS`, `NOT EXISTS` and an unmatched
-//! `OPTIONAL` all mean "no row of the right side has this value".
+//! `OPTIONAL` all mean "no row of the right side has this value". One
+//! `GRAPH ?g` around both sides adds the graph to that value: rows meet
+//! within a graph, and the key is the pair of ids.
+//!
+//! Over a corpus, each side's rows are a set (a quad two chunks hold is
+//! read once: `StoreDataset::id_quads`), and keys meet across chunks either
+//! translated into each chunk's dictionaries or, when that would search far
+//! more than there are keys, merged once in token order.
 //! Anything else is evaluated. `tests/analytic_shortcuts.rs` checks each
 //! shape against plain evaluation over base ⊕ delta.
 
@@ -31,7 +38,7 @@ use spargebra::Query;
 
 use super::dataset::StoreDataset;
 use super::shortcut::{group_shape, one_triple, GroupShape, PatternTerms};
-use crate::format::term::token_variants;
+use crate::format::term::{token_variants, DEFAULT_GRAPH};
 use crate::store::read::held::{hashed_bytes, HeldBytes};
 use crate::store::read::SEARCHES_PER_PAGE_CHECK;
 use crate::store::sidecars::mapped::DictMap;
@@ -57,23 +64,27 @@ impl Hasher for IdHasher {
     fn write_u32(&mut self, i: u32) {
         self.0 = u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (i ^ (i >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
 }
 
-pub(super) type IdMap<V> = HashMap<u32, V, BuildHasherDefault<IdHasher>>;
+/// A map keyed by ids (`K`: a `u32` id, or a `u64` [`Key`] of two).
+pub(super) type IdMap<V, K = u32> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// What an [`IdMap`] holds, for [`HeldBytes`] (its values' own heap
 /// allocations aside).
-pub(super) fn id_map_bytes<V>(m: &IdMap<V>) -> usize {
-    hashed_bytes(m.capacity(), std::mem::size_of::<(u32, V)>())
+pub(super) fn id_map_bytes<K, V>(m: &IdMap<V, K>) -> usize {
+    hashed_bytes(m.capacity(), std::mem::size_of::<(K, V)>())
 }
 
 /// Before an insert that may double `m`'s table: reports the new table
 /// beside the old (and `others` the operator holds), so that the caches
 /// give way before the allocation rather than after it (a join side's
 /// table at 100M quads went from 73 to 146 MiB past the limit).
-pub(super) fn room_to_grow<V>(m: &IdMap<V>, held: &mut HeldBytes, others: usize) {
+pub(super) fn room_to_grow<K, V>(m: &IdMap<V, K>, held: &mut HeldBytes, others: usize) {
     if m.len() == m.capacity() {
-        let doubled = hashed_bytes((m.capacity() + 4) * 2, std::mem::size_of::<(u32, V)>());
+        let doubled = hashed_bytes((m.capacity() + 4) * 2, std::mem::size_of::<(K, V)>());
         held.set(others + id_map_bytes(m) + doubled);
     }
 }
@@ -133,6 +144,16 @@ impl Operand {
             .collect()
     }
 
+    /// The operand inside `GRAPH ?g` when `graph` is `?g`; `None` when it
+    /// names a graph of its own, or uses `?g` in its triple.
+    fn in_graph(self, graph: Option<&Variable>) -> Option<Operand> {
+        let Some(g) = graph else { return Some(self) };
+        if self.graph.is_some() || self.col_of(g).is_some() {
+            return None;
+        }
+        Some(Operand { graph: Some(NamedNodePattern::Variable(g.clone())), ..self })
+    }
+
     pub(super) fn col_of(&self, var: &Variable) -> Option<usize> {
         self.vars().into_iter().find(|(v, _)| v == var).map(|(_, c)| c)
     }
@@ -157,13 +178,33 @@ impl Operand {
         ds: &StoreDataset<'a>,
         columns: &[usize],
     ) -> Result<Option<Vec<IdQuads<'a>>>, StoreError> {
+        self.scan_as(ds, columns, true)
+    }
+
+    /// [`Operand::scan`] as a bag: over a corpus whose chunks may share
+    /// quads, a quad two chunks hold comes twice. Enough to ask whether a
+    /// value occurs, and no row is looked up in another chunk.
+    pub(super) fn scan_bag<'a>(
+        &self,
+        ds: &StoreDataset<'a>,
+        columns: &[usize],
+    ) -> Result<Option<Vec<IdQuads<'a>>>, StoreError> {
+        self.scan_as(ds, columns, false)
+    }
+
+    fn scan_as<'a>(
+        &self,
+        ds: &StoreDataset<'a>,
+        columns: &[usize],
+        set: bool,
+    ) -> Result<Option<Vec<IdQuads<'a>>>, StoreError> {
         let PatternTerms { s, p, o, g, graph } = PatternTerms::of(&self.triple, self.graph.as_ref());
         let graph = graph.map(|named| named.then_some(g.as_ref()).flatten());
         let mut read = [false; 4];
         for &c in columns {
             read[c] = true;
         }
-        ds.id_quads(s.as_ref(), p.as_ref(), o.as_ref(), graph, read)
+        ds.id_quads(s.as_ref(), p.as_ref(), o.as_ref(), graph, read, set)
     }
 }
 
@@ -302,7 +343,8 @@ impl DistinctCount {
     /// Distinct ids per part; over one part with no added quads their
     /// number, else the values named and merged by canonical token.
     fn count(&self, ds: &StoreDataset, stop: Stop) -> Result<Option<usize>, StoreError> {
-        let Some(scans) = self.op.scan(ds, &[self.col])? else { return Ok(None) };
+        // A value two chunks hold is one value: the bag is enough.
+        let Some(scans) = self.op.scan_bag(ds, &[self.col])? else { return Ok(None) };
         let single = scans.len() == 1;
         let mut tokens: HashSet<Vec<u8>> = HashSet::new();
         let mut n = 0;
@@ -415,6 +457,8 @@ pub struct Filtered {
     /// `EXISTS` keeps the rows that match; the others keep those that do not.
     keep_matched: bool,
     shared: Variable,
+    /// Both sides are inside one `GRAPH ?g`: rows meet only within a graph.
+    by_graph: bool,
     out: Output,
     /// `SELECT DISTINCT`: each projected row once.
     distinct: bool,
@@ -455,6 +499,11 @@ fn filtered_of(query: &Query) -> Option<Filtered> {
         Some(_) => return None,
         None => (&**inner, Output::Rows(variables.clone())),
     };
+    // `GRAPH ?g { A MINUS B }`: both sides in `?g`, which joins them too.
+    let (body, graph) = match body {
+        GraphPattern::Graph { name: NamedNodePattern::Variable(g), inner } => (&**inner, Some(g)),
+        other => (other, None),
+    };
     let (left, right, keep_matched) = match body {
         GraphPattern::Minus { left, right } => (Operand::of(left)?, Operand::of(right)?, false),
         GraphPattern::Filter { expr: Expression::Exists(right), inner } => {
@@ -475,7 +524,8 @@ fn filtered_of(query: &Query) -> Option<Filtered> {
         },
         _ => return None,
     };
-    let shared = only_shared(&left, &right)?;
+    let (left, right) = (left.in_graph(graph)?, right.in_graph(graph)?);
+    let shared = only_shared_but(&left, &right, graph)?;
     if let Output::Rows(vars) = &out {
         if vars.iter().any(|v| left.col_of(v).is_none()) {
             return None;
@@ -483,7 +533,18 @@ fn filtered_of(query: &Query) -> Option<Filtered> {
     }
     // DISTINCT of a count is the count.
     let distinct = distinct && matches!(out, Output::Rows(_));
-    Some(Filtered { shared, left, right, keep_matched, out, distinct })
+    Some(Filtered { shared, by_graph: graph.is_some(), left, right, keep_matched, out, distinct })
+}
+
+/// The one variable two sides share besides the graph variable `graph`
+/// both are in.
+fn only_shared_but(left: &Operand, right: &Operand, graph: Option<&Variable>) -> Option<Variable> {
+    let Some(g) = graph else { return only_shared(left, right) };
+    let right_vars: Vec<Variable> = right.vars().into_iter().map(|(v, _)| v).collect();
+    let shared: Vec<Variable> =
+        left.vars().into_iter().map(|(v, _)| v).filter(|v| v != g && right_vars.contains(v)).collect();
+    let [shared] = shared.as_slice() else { return None };
+    Some(shared.clone())
 }
 
 /// `SELECT DISTINCT ?v… { A . B }`, two patterns through the one variable
@@ -503,7 +564,7 @@ fn distinct_join_of(body: &GraphPattern, variables: &[Variable]) -> Option<Filte
         return None;
     };
     let out = Output::Rows(variables.to_vec());
-    Some(Filtered { left, right, keep_matched: true, shared, out, distinct: true })
+    Some(Filtered { left, right, keep_matched: true, shared, by_graph: false, out, distinct: true })
 }
 
 /// A BGP of two triple patterns, in the default graph or one named graph
@@ -525,19 +586,53 @@ pub(super) fn two_patterns(body: &GraphPattern) -> Option<(Operand, Operand)> {
     Some((side(l)?, side(r)?))
 }
 
-/// Rows per id of one dictionary: a vector indexed by id when the
-/// dictionary is small enough ([`DENSE_IDS`]: no hashing at all), else a
-/// hash map of the ids met, which becomes the vector once it would be the
-/// larger (about 20 bytes a hashed id against 4 a dictionary id: the two
-/// sides of a large join at 100M quads held 1.2 GiB hashed).
+/// Rows per [`Key`]: for a key of one dictionary's ids, a vector indexed by
+/// id when the dictionary is small enough ([`DENSE_IDS`]: no hashing at
+/// all), else a hash map of the keys met, which becomes the vector once it
+/// would be the larger (about 20 bytes a hashed id against 4 a dictionary
+/// id: the two sides of a large join at 100M quads held 1.2 GiB hashed).
+/// A key that pairs a value with its graph is always hashed.
 #[derive(Clone)]
 enum Counts {
     Dense { by_id: Vec<u32>, distinct: usize, _held: HeldBytes },
-    Hashed { map: IdMap<usize>, dict_len: usize, dense_past: usize, held: HeldBytes },
+    Hashed { map: IdMap<usize, Key>, dict_len: usize, dense_past: usize, held: HeldBytes },
+}
+
+/// A join key: a value's id, or under `GRAPH ?g` around both sides a
+/// value's id and its graph's (`value << 32 | graph`, so keys in order are
+/// values in their dictionary's order).
+type Key = u64;
+
+/// How a row's join key is made from its ids.
+#[derive(Clone, Copy)]
+struct KeyOf {
+    /// The value's column.
+    col: usize,
+    /// Whether the graph is part of the key (both sides inside one
+    /// `GRAPH ?g`).
+    by_graph: bool,
+}
+
+impl KeyOf {
+    fn of(&self, ids: &[u32; 4]) -> Key {
+        match self.by_graph {
+            true => (Key::from(ids[self.col]) << 32) | Key::from(ids[3]),
+            false => Key::from(ids[self.col]),
+        }
+    }
+
+    /// The columns a key is read from.
+    fn columns(&self) -> Vec<usize> {
+        if self.by_graph {
+            vec![self.col, 3]
+        } else {
+            vec![self.col]
+        }
+    }
 }
 
 /// A hashed id and its count.
-const ID_COUNT_BYTES: usize = std::mem::size_of::<(u32, usize)>();
+const ID_COUNT_BYTES: usize = std::mem::size_of::<(Key, usize)>();
 
 /// Dictionaries up to this many ids are counted in a vector (32 MiB).
 const DENSE_IDS: usize = 1 << 23;
@@ -546,6 +641,14 @@ const DENSE_IDS: usize = 1 << 23;
 const HASHED_PER_DENSE: usize = 5;
 
 impl Counts {
+    /// Counts keyed by `key_of`, its values from `dict`.
+    fn for_keys(dict: &DictMap, key_of: KeyOf) -> Counts {
+        match key_of.by_graph {
+            true => Counts::hashed(dict.len(), usize::MAX),
+            false => Counts::for_dict(dict),
+        }
+    }
+
     fn for_dict(dict: &DictMap) -> Counts {
         // Debug builds (the tests, whose dictionaries are all small) hash
         // two of every three, one of them never made a vector, so every
@@ -574,7 +677,7 @@ impl Counts {
         Counts::Dense { by_id: vec![0; dict_len], distinct: 0, _held: held }
     }
 
-    fn add(&mut self, id: u32, n: usize) {
+    fn add(&mut self, id: Key, n: usize) {
         match self {
             Counts::Dense { by_id, distinct, .. } => {
                 if let Some(c) = by_id.get_mut(id as usize) {
@@ -597,7 +700,7 @@ impl Counts {
         }
     }
 
-    fn dense_of(map: &IdMap<usize>, dict_len: usize) -> Counts {
+    fn dense_of(map: &IdMap<usize, Key>, dict_len: usize) -> Counts {
         let mut dense = Counts::dense(dict_len);
         for (&id, &n) in map {
             dense.add(id, n);
@@ -605,7 +708,7 @@ impl Counts {
         dense
     }
 
-    fn get(&self, id: u32) -> usize {
+    fn get(&self, id: Key) -> usize {
         match self {
             Counts::Dense { by_id, .. } => by_id.get(id as usize).map_or(0, |&c| c as usize),
             Counts::Hashed { map, .. } => map.get(&id).copied().unwrap_or(0),
@@ -623,11 +726,11 @@ impl Counts {
     /// translating them into another dictionary gallops from one to the
     /// next: hashed ids in the map's order searched from a random place
     /// each, 36 µs a value at 100M quads).
-    fn ascending(&self) -> Box<dyn Iterator<Item = (u32, usize)> + '_> {
+    fn ascending(&self) -> Box<dyn Iterator<Item = (Key, usize)> + '_> {
         match self {
             Counts::Dense { .. } => self.each(),
             Counts::Hashed { map, .. } => {
-                let mut ids: Vec<(u32, usize)> = map.iter().map(|(&id, &n)| (id, n)).collect();
+                let mut ids: Vec<(Key, usize)> = map.iter().map(|(&id, &n)| (id, n)).collect();
                 ids.sort_unstable_by_key(|&(id, _)| id);
                 Box::new(ids.into_iter())
             }
@@ -635,118 +738,372 @@ impl Counts {
     }
 
     /// Each id met and its count.
-    fn each(&self) -> Box<dyn Iterator<Item = (u32, usize)> + '_> {
+    fn each(&self) -> Box<dyn Iterator<Item = (Key, usize)> + '_> {
         match self {
             Counts::Dense { by_id, .. } => Box::new(
-                by_id.iter().enumerate().filter(|(_, &c)| c > 0).map(|(id, &c)| (id as u32, c as usize)),
+                by_id.iter().enumerate().filter(|(_, &c)| c > 0).map(|(id, &c)| (id as Key, c as usize)),
             ),
             Counts::Hashed { map, .. } => Box::new(map.iter().map(|(&id, &n)| (id, n))),
         }
     }
 }
 
-/// One side's values of a join variable and how many rows hold each: per
-/// part, counts by id of that part's dictionary, and the added quads'
-/// values by token.
+/// The dictionaries a part's keys come from: the value's column's, and the
+/// graph column's (used when the key pairs the value with its graph).
+#[derive(Clone, Copy)]
+struct KeyDicts<'a> {
+    value: &'a DictMap,
+    graph: &'a DictMap,
+}
+
+impl<'a> KeyDicts<'a> {
+    fn of(dicts: [&'a DictMap; 4], key_of: KeyOf) -> Self {
+        KeyDicts { value: dicts[key_of.col], graph: dicts[3] }
+    }
+}
+
+/// An added quad's key by token: its value, and its graph when the key
+/// pairs them (empty otherwise; `DEFAULT` for the default graph).
+type AddedKey = (Vec<u8>, Vec<u8>);
+
+fn added_key(q: &ViewQuad, key_of: KeyOf) -> Option<AddedKey> {
+    let v = added_value(q, key_of.col)?;
+    let g = match key_of.by_graph {
+        true => q.g.as_ref().map_or(DEFAULT_GRAPH.as_bytes(), Tok::bytes).to_vec(),
+        false => Vec::new(),
+    };
+    Some((v.bytes().to_vec(), g))
+}
+
+/// One side's keys (a join variable's values, with their graph under
+/// `GRAPH ?g`) and how many rows hold each: per part, counts by ids of that
+/// part's dictionaries, and the added quads' keys by token.
 struct KeyCounts<'a> {
-    col: usize,
-    parts: Vec<(Counts, Option<&'a DictMap>)>,
-    added: HashMap<Vec<u8>, usize>,
+    key_of: KeyOf,
+    parts: Vec<(Counts, Option<KeyDicts<'a>>)>,
+    added: HashMap<AddedKey, usize>,
+    /// Under `GRAPH ?g`: each part's graph ids, listed on first need.
+    graphs: std::cell::RefCell<HashMap<usize, Vec<u32>>>,
 }
 
 impl<'a> KeyCounts<'a> {
-    /// `op`'s rows counted by their value in column `col`; `None` when a
-    /// part cannot give ids.
+    /// `op`'s rows counted by their key; `None` when a part cannot give
+    /// ids. `set`: a quad two chunks hold counts once (else twice, which is
+    /// enough to ask whether a key occurs).
     fn of(
         op: &Operand,
         ds: &StoreDataset<'a>,
-        col: usize,
+        key_of: KeyOf,
         stop: Stop,
+        set: bool,
     ) -> Result<Option<KeyCounts<'a>>, StoreError> {
-        let Some(scans) = op.scan(ds, &[col])? else { return Ok(None) };
-        let mut keys = KeyCounts { col, parts: Vec::new(), added: HashMap::new() };
+        let columns = key_of.columns();
+        let scans = if set { op.scan(ds, &columns)? } else { op.scan_bag(ds, &columns)? };
+        let Some(scans) = scans else { return Ok(None) };
+        let mut keys =
+            KeyCounts { key_of, parts: Vec::new(), added: HashMap::new(), graphs: Default::default() };
         for mut scan in scans {
-            let (mut ids, mut dict) = (Counts::hashed(0, usize::MAX), None);
+            let (mut ids, mut dicts) = (Counts::hashed(0, usize::MAX), None);
             loop {
                 match next_rows(&mut scan, stop)? {
                     Next::Rows(r) => {
-                        if dict.is_none() {
-                            ids = Counts::for_dict(r.dicts[col]);
+                        if dicts.is_none() {
+                            ids = Counts::for_keys(r.dicts[key_of.col], key_of);
                         }
-                        dict = Some(r.dicts[col]);
+                        dicts = Some(KeyDicts::of(r.dicts, key_of));
                         for q in &r.ids {
-                            ids.add(q[col], 1);
+                            ids.add(key_of.of(q), 1);
                         }
                     }
                     Next::Tokens => return Ok(None),
                     Next::End => break,
                 }
             }
-            for v in scan.added.iter().filter_map(|q| added_value(q, col)) {
-                *keys.added.entry(v.bytes().to_vec()).or_insert(0) += 1;
+            for key in scan.added.iter().filter_map(|q| added_key(q, key_of)) {
+                *keys.added.entry(key).or_insert(0) += 1;
             }
-            keys.parts.push((ids, dict));
+            keys.parts.push((ids, dicts));
         }
         Ok(Some(keys))
     }
 
-    /// Every value's count over all parts and added quads, keyed by its id
-    /// in part `i`'s column `col` dictionary `dict`: the same ids where they
-    /// come from that dictionary (borrowed when that is all there is), else
-    /// each value looked up in it once (a value it lacks matches no base row
-    /// of the part).
+    /// Every key's count over all parts and added quads, keyed by ids of
+    /// part `i`'s dictionaries `dicts` (the value's from column
+    /// `target.col`): the same ids where they come from those dictionaries
+    /// (borrowed when that is all there is), else each key looked up in
+    /// them once (a key they lack matches no base row of the part).
     fn counts_in(
         &self,
         ds: &StoreDataset,
         i: usize,
-        dict: &DictMap,
-        col: usize,
+        dicts: KeyDicts,
+        target: KeyOf,
     ) -> Result<std::borrow::Cow<'_, Counts>, StoreError> {
-        let same = |j: usize, kdict: &DictMap| j == i && col == self.col && std::ptr::eq(kdict, dict);
-        if let [(ids, Some(kdict))] = self.parts.as_slice() {
-            if same(0, kdict) && self.added.is_empty() {
+        let same = |j: usize, kdicts: &KeyDicts| {
+            j == i && target.col == self.key_of.col && std::ptr::eq(kdicts.value, dicts.value)
+        };
+        if let [(ids, Some(kdicts))] = self.parts.as_slice() {
+            if same(0, kdicts) && self.added.is_empty() {
                 return Ok(std::borrow::Cow::Borrowed(ids));
             }
         }
-        let mut out = Counts::for_dict(dict);
-        // A part's values come in its dictionary's order, so each lookup
-        // gallops from the last one's place in `dict`.
+        let by_graph = self.key_of.by_graph;
+        let mut out = Counts::for_keys(dicts.value, target);
+        // A part's keys come in its value dictionary's order, so each
+        // lookup gallops from the last one's place in `dicts.value`.
         let mut hint = 0;
         let mut pages = PagesWithinBudget::new(ds);
-        let mut add = |t: &Tok, n: usize, out: &mut Counts| -> Result<(), StoreError> {
+        let mut add = |v: &Tok, g: Option<u32>, n: usize, out: &mut Counts| -> Result<(), StoreError> {
             pages.tick();
-            if let Some(id) = id_near(dict, t, &mut hint)? {
-                out.add(id, n);
+            if let Some(id) = id_near(dicts.value, v, &mut hint)? {
+                out.add(
+                    if by_graph { (Key::from(id) << 32) | Key::from(g.unwrap_or(0)) } else { Key::from(id) },
+                    n,
+                );
             }
             Ok(())
         };
-        for (j, (ids, kdict)) in self.parts.iter().enumerate() {
-            let Some(kdict) = kdict else { continue };
-            if same(j, kdict) {
+        for (j, (ids, kdicts)) in self.parts.iter().enumerate() {
+            let Some(kdicts) = kdicts else { continue };
+            if same(j, kdicts) {
                 for (id, n) in ids.each() {
                     out.add(id, n);
                 }
                 continue;
             }
-            for (id, n) in ids.ascending() {
-                add(&canonical(kdict, id)?, n, &mut out)?;
+            if !by_graph {
+                for (key, n) in ids.ascending() {
+                    add(&canonical(kdicts.value, key as u32)?, None, n, &mut out)?;
+                }
+                continue;
+            }
+            // Only the keys of graphs part `i` has can match there (each
+            // graph looked up once): a part sharing none is passed over
+            // without reading its keys; else those keys are sorted, so their
+            // values' searches gallop, and the rest cost a lookup by graph id.
+            let mut graphs: IdMap<Option<u32>> = IdMap::default();
+            for g in self.graphs_of(j, ids) {
+                graphs.insert(g, dicts.graph.find(kdicts.graph.token(g)?)?);
+            }
+            if graphs.values().all(Option::is_none) {
+                continue;
+            }
+            let mut landing: Vec<(Key, u32, usize)> = Vec::new();
+            for (key, n) in ids.each() {
+                let g = key as u32;
+                let found = match graphs.get(&g) {
+                    Some(&found) => found,
+                    None => {
+                        let found = dicts.graph.find(kdicts.graph.token(g)?)?;
+                        graphs.insert(g, found);
+                        found
+                    }
+                };
+                if let Some(found) = found {
+                    landing.push((key, found, n));
+                }
+            }
+            landing.sort_unstable_by_key(|&(key, _, _)| key);
+            for (key, graph, n) in landing {
+                add(&canonical(kdicts.value, (key >> 32) as u32)?, Some(graph), n, &mut out)?;
             }
         }
-        for (t, &n) in &self.added {
-            add(&Tok::Ref(t), n, &mut out)?;
+        for ((v, g), &n) in &self.added {
+            let graph = match by_graph {
+                true => match dicts.graph.find(g)? {
+                    Some(found) => Some(found),
+                    None => continue,
+                },
+                false => None,
+            };
+            add(&Tok::Ref(v), graph, n, &mut out)?;
         }
         Ok(std::borrow::Cow::Owned(out))
     }
 
-    /// How many rows hold the value `v` (an added quad's), over all parts.
-    fn total_for(&self, ds: &StoreDataset, v: &Tok) -> Result<usize, StoreError> {
-        let mut n = self.added.get(v.bytes()).copied().unwrap_or(0);
+    /// The graph ids of part `j`'s keys `ids` (keys that pair a value with
+    /// its graph), listed once.
+    fn graphs_of(&self, j: usize, ids: &Counts) -> Vec<u32> {
+        self.graphs
+            .borrow_mut()
+            .entry(j)
+            .or_insert_with(|| {
+                let mut all: Vec<u32> = ids.each().map(|(key, _)| key as u32).collect();
+                all.sort_unstable();
+                all.dedup();
+                all
+            })
+            .clone()
+    }
+
+    /// How many rows hold the key `key` (an added quad's), over all parts.
+    fn total_for(&self, ds: &StoreDataset, key: &AddedKey) -> Result<usize, StoreError> {
+        let mut n = self.added.get(key).copied().unwrap_or(0);
+        let (v, g) = key;
         for (j, (ids, _)) in self.parts.iter().enumerate() {
-            if let Some(id) = id_in(ds, j, self.col, v)? {
-                n += ids.get(id);
-            }
+            let Some(value) = id_in(ds, j, self.key_of.col, &Tok::Ref(v))? else { continue };
+            let id = match self.key_of.by_graph {
+                true => match id_in(ds, j, 3, &Tok::Ref(g))? {
+                    Some(graph) => (Key::from(value) << 32) | Key::from(graph),
+                    None => continue,
+                },
+                false => Key::from(value),
+            };
+            n += ids.get(id);
         }
         Ok(n)
+    }
+}
+
+/// The keys of one side that the other side has, with the other side's
+/// count of each: per part, by that part's ids, and the added quads' keys
+/// by token ([`KeyCounts::matched_in`]).
+struct Matched {
+    parts: Vec<Counts>,
+    added: HashMap<AddedKey, usize>,
+}
+
+/// One side's keys in token order, from one part or from the added quads.
+type KeyStream<'s> = Box<dyn Iterator<Item = Result<(AddedKey, Key, usize), StoreError>> + 's>;
+
+impl<'a> KeyCounts<'a> {
+    /// Each part's keys in its dictionaries' order, which is the order of
+    /// their tokens, and the added quads' keys sorted: the streams a merge
+    /// joins across parts.
+    fn streams<'s>(&'s self, pages: &'s std::cell::RefCell<PagesWithinBudget<'_, '_>>) -> Vec<KeyStream<'s>> {
+        let by_graph = self.key_of.by_graph;
+        let mut streams: Vec<KeyStream<'s>> = Vec::new();
+        for (ids, kdicts) in &self.parts {
+            let Some(kdicts) = *kdicts else { continue };
+            streams.push(Box::new(ids.ascending().map(move |(key, n)| {
+                pages.borrow_mut().tick();
+                let (value, graph) =
+                    if by_graph { ((key >> 32) as u32, key as u32) } else { (key as u32, 0) };
+                let v = canonical(kdicts.value, value)?.bytes().to_vec();
+                let g = if by_graph { kdicts.graph.token(graph)?.to_vec() } else { Vec::new() };
+                Ok(((v, g), key, n))
+            })));
+        }
+        let mut added: Vec<(AddedKey, usize)> = self.added.iter().map(|(k, &n)| (k.clone(), n)).collect();
+        added.sort_unstable();
+        streams.push(Box::new(added.into_iter().map(|(k, n)| Ok((k, 0, n)))));
+        streams
+    }
+
+    /// Whether one merge across parts ([`KeyCounts::matched_in`]) costs
+    /// less than translating these keys into every part's dictionaries
+    /// ([`KeyCounts::counts_in`] per part). A merge reads every key of both
+    /// sides once; translating searches each part's keys in every other
+    /// part, except, under `GRAPH ?g`, the keys of graphs that part lacks
+    /// (a corpus split by graph translates little), so the searches are
+    /// counted: more than twice this side's keys, and the merge is chosen.
+    fn merge_is_cheaper(&self, ds: &StoreDataset) -> Result<bool, StoreError> {
+        if ds.parts.len() < 2 {
+            return Ok(false);
+        }
+        // Debug builds (the tests, whose corpora are all small) take each
+        // way every other time, so both are checked against evaluation.
+        if cfg!(debug_assertions) {
+            static ASKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            return Ok(ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed).is_multiple_of(2));
+        }
+        let keys: usize = self.parts.iter().map(|(ids, _)| ids.distinct()).sum();
+        let mut searches = 0usize;
+        for (j, (ids, kdicts)) in self.parts.iter().enumerate() {
+            let Some(kdicts) = kdicts else { continue };
+            if !self.key_of.by_graph {
+                searches += ids.distinct() * (ds.parts.len() - 1);
+                continue;
+            }
+            let mut per_graph: IdMap<usize> = IdMap::default();
+            for (key, _) in ids.each() {
+                *per_graph.entry(key as u32).or_insert(0) += 1;
+            }
+            for (_, part) in ds.parts.iter().enumerate().filter(|(i, _)| *i != j) {
+                let Some(graphs) = part.store().sidecars.dict(3) else {
+                    searches += ids.distinct();
+                    continue;
+                };
+                for (&g, &n) in &per_graph {
+                    if graphs.find(kdicts.graph.token(g)?)?.is_some() {
+                        searches += n;
+                    }
+                }
+            }
+            if searches > 2 * keys {
+                return Ok(true);
+            }
+        }
+        Ok(searches > 2 * keys)
+    }
+
+    /// For each of this side's parts, its keys that `other` has (by the
+    /// part's ids) with `other`'s count, and the same for its added keys:
+    /// one merge of every part's keys in token order, so a join over many
+    /// chunks reads each key once, where translating every part's keys into
+    /// every other part's dictionaries cost chunks² searches (a join over
+    /// ten chunks of 10M quads: 132 s). `None` when a dictionary's order is
+    /// not its canonical tokens' (another producer's literal spellings);
+    /// the caller then translates.
+    fn matched_in(&self, ds: &StoreDataset, other: &KeyCounts) -> Result<Option<Matched>, StoreError> {
+        let pages = std::cell::RefCell::new(PagesWithinBudget::new(ds));
+        let mine = self.streams(&pages);
+        let mine_len = mine.len();
+        let mut streams: Vec<KeyStream> = mine.into_iter().chain(other.streams(&pages)).collect();
+        let mut matched = Matched {
+            parts: self
+                .parts
+                .iter()
+                .map(|(_, d)| match d {
+                    Some(d) => Counts::for_keys(d.value, self.key_of),
+                    None => Counts::hashed(0, usize::MAX),
+                })
+                .collect(),
+            added: HashMap::new(),
+        };
+        // Which part each of `self`'s streams is (the last is the added keys).
+        let part_of: Vec<usize> =
+            self.parts.iter().enumerate().filter(|(_, (_, d))| d.is_some()).map(|(i, _)| i).collect();
+        let mut heads: Vec<Option<(AddedKey, Key, usize)>> = Vec::with_capacity(streams.len());
+        for s in &mut streams {
+            heads.push(s.next().transpose()?);
+        }
+        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(AddedKey, usize)>> = heads
+            .iter()
+            .enumerate()
+            .filter_map(|(k, h)| h.as_ref().map(|(t, _, _)| std::cmp::Reverse((t.clone(), k))))
+            .collect();
+        let mut group: Vec<(usize, Key, usize)> = Vec::new();
+        while let Some(std::cmp::Reverse((token, _))) = heap.peek().cloned() {
+            group.clear();
+            while let Some(std::cmp::Reverse((t, k))) = heap.peek() {
+                if *t != token {
+                    break;
+                }
+                let k = *k;
+                heap.pop();
+                let (t, key, n) = heads[k].take().expect("a stream in the heap has a head");
+                group.push((k, key, n));
+                if let Some(next) = streams[k].next().transpose()? {
+                    if next.0 < t {
+                        return Ok(None);
+                    }
+                    heap.push(std::cmp::Reverse((next.0.clone(), k)));
+                    heads[k] = Some(next);
+                }
+            }
+            let theirs: usize = group.iter().filter(|(k, _, _)| *k >= mine_len).map(|(_, _, n)| n).sum();
+            if theirs == 0 {
+                continue;
+            }
+            for &(k, key, _) in group.iter().filter(|(k, _, _)| *k < mine_len) {
+                match part_of.get(k) {
+                    Some(&i) => matched.parts[i].add(key, theirs),
+                    None => *matched.added.entry(token.clone()).or_insert(0) += theirs,
+                }
+            }
+        }
+        Ok(Some(matched))
     }
 }
 
@@ -759,12 +1116,25 @@ impl Filtered {
         let (Some(lc), Some(rc)) = (self.left.col_of(&self.shared), self.right.col_of(&self.shared)) else {
             return Ok(None);
         };
-        let Some(right) = KeyCounts::of(&self.right, ds, rc, stop)? else { return Ok(None) };
+        // Only whether a value occurs matters on the right: the bag will do.
+        let (left_key, right_key) =
+            (KeyOf { col: lc, by_graph: self.by_graph }, KeyOf { col: rc, by_graph: self.by_graph });
+        let Some(right) = KeyCounts::of(&self.right, ds, right_key, stop, false)? else { return Ok(None) };
+        // Over several parts: which of each left part's keys the right side
+        // has, found by one merge across every part (the left keys read
+        // first, as a bag: only which occur matters).
+        let matched = match right.merge_is_cheaper(ds)? {
+            true => match KeyCounts::of(&self.left, ds, left_key, stop, false)? {
+                Some(left_keys) => left_keys.matched_in(ds, &right)?,
+                None => return Ok(None),
+            },
+            false => None,
+        };
         let cols: Vec<usize> = match &self.out {
             Output::Count(_) => Vec::new(),
             Output::Rows(vars) => vars.iter().filter_map(|v| self.left.col_of(v)).collect(),
         };
-        let read: Vec<usize> = cols.iter().copied().chain([lc]).collect();
+        let read: Vec<usize> = cols.iter().copied().chain(left_key.columns()).collect();
         let Some(scans) = self.left.scan(ds, &read)? else { return Ok(None) };
         let (mut count, mut rows) = (0usize, Vec::new());
         // DISTINCT: rows told apart by ids within a part, by terms across.
@@ -786,12 +1156,16 @@ impl Filtered {
                     Next::End => break,
                 };
                 if want.is_none() {
-                    want = Some(right.counts_in(ds, i, r.dicts[lc], lc)?);
+                    want = Some(match &matched {
+                        Some(m) => std::borrow::Cow::Borrowed(&m.parts[i]),
+                        None => right.counts_in(ds, i, KeyDicts::of(r.dicts, left_key), left_key)?,
+                    });
                 }
                 let want = want.as_ref().expect("set above");
+                let kept = |ids: &&[u32; 4]| (want.get(left_key.of(ids)) > 0) == self.keep_matched;
                 if self.distinct {
                     dicts = Some(r.dicts);
-                    for ids in r.ids.iter().filter(|ids| (want.get(ids[lc]) > 0) == self.keep_matched) {
+                    for ids in r.ids.iter().filter(kept) {
                         distinct_ids.insert(cols.iter().map(|&c| ids[c]).collect());
                         if distinct_ids.len() > MAX_ROWS {
                             return Ok(None);
@@ -800,7 +1174,7 @@ impl Filtered {
                     held.set(distinct_terms.len() * row_bytes + distinct_ids.capacity() * id_row_bytes);
                     continue;
                 }
-                for ids in r.ids.iter().filter(|ids| (want.get(ids[lc]) > 0) == self.keep_matched) {
+                for ids in r.ids.iter().filter(kept) {
                     count += 1;
                     if rows.len() == MAX_ROWS {
                         // More than a result worth holding: evaluation streams it.
@@ -825,8 +1199,12 @@ impl Filtered {
                 }
             }
             for q in &scan.added {
-                let Some(v) = added_value(q, lc) else { continue };
-                if (right.total_for(ds, v)? > 0) == self.keep_matched {
+                let Some(key) = added_key(q, left_key) else { continue };
+                let theirs = match &matched {
+                    Some(m) => m.added.get(&key).copied().unwrap_or(0),
+                    None => right.total_for(ds, &key)?,
+                };
+                if (theirs > 0) == self.keep_matched {
                     count += 1;
                     if self.distinct {
                         let row = cols.iter().map(|&c| added_value(q, c).map(term_of));
@@ -870,6 +1248,8 @@ pub struct JoinCount {
     left: Operand,
     right: Operand,
     shared: Variable,
+    /// Both patterns are inside one `GRAPH ?g`, which joins them too.
+    by_graph: bool,
 }
 
 fn join_count_of(query: &Query) -> Option<JoinCount> {
@@ -877,9 +1257,15 @@ fn join_count_of(query: &Query) -> Option<JoinCount> {
     if !matches!(aggregate, AggregateExpression::CountSolutions { distinct: false }) {
         return None;
     }
+    // `GRAPH ?g { A . B }`: both patterns in `?g`.
+    let (inner, graph) = match inner {
+        GraphPattern::Graph { name: NamedNodePattern::Variable(g), inner } => (&**inner, Some(g)),
+        other => (other, None),
+    };
     let (left, right) = two_patterns(inner)?;
-    let shared = only_shared(&left, &right)?;
-    Some(JoinCount { out: variable.clone(), shared, left, right })
+    let (left, right) = (left.in_graph(graph)?, right.in_graph(graph)?);
+    let shared = only_shared_but(&left, &right, graph)?;
+    Some(JoinCount { out: variable.clone(), shared, by_graph: graph.is_some(), left, right })
 }
 
 impl JoinCount {
@@ -887,15 +1273,38 @@ impl JoinCount {
         let (Some(lc), Some(rc)) = (self.left.col_of(&self.shared), self.right.col_of(&self.shared)) else {
             return Ok(None);
         };
-        let (Some(left), Some(right)) =
-            (KeyCounts::of(&self.left, ds, lc, stop)?, KeyCounts::of(&self.right, ds, rc, stop)?)
-        else {
+        let (left_key, right_key) =
+            (KeyOf { col: lc, by_graph: self.by_graph }, KeyOf { col: rc, by_graph: self.by_graph });
+        let (Some(left), Some(right)) = (
+            KeyCounts::of(&self.left, ds, left_key, stop, true)?,
+            KeyCounts::of(&self.right, ds, right_key, stop, true)?,
+        ) else {
             return Ok(None);
         };
+        // The count is the same either way round: the side with fewer keys
+        // is the one translated into the other's dictionaries (a join from
+        // objects to subjects in one chunk translates between its two
+        // columns' dictionaries, each key a search).
+        let keys = |k: &KeyCounts| k.parts.iter().map(|(c, _)| c.distinct()).sum::<usize>() + k.added.len();
+        let (probe, build) = if keys(&left) < keys(&right) { (&right, &left) } else { (&left, &right) };
+        if build.merge_is_cheaper(ds)? {
+            if let Some(matched) = probe.matched_in(ds, build)? {
+                let mut n = 0usize;
+                for ((ids, _), theirs) in probe.parts.iter().zip(&matched.parts) {
+                    for (key, b) in theirs.each() {
+                        n += ids.get(key) * b;
+                    }
+                }
+                for (key, &a) in &probe.added {
+                    n += a * matched.added.get(key).copied().unwrap_or(0);
+                }
+                return Ok(Some(n));
+            }
+        }
         let mut n = 0usize;
-        for (i, (ids, dict)) in left.parts.iter().enumerate() {
-            let Some(dict) = dict else { continue };
-            let other = right.counts_in(ds, i, dict, lc)?;
+        for (i, (ids, dicts)) in probe.parts.iter().enumerate() {
+            let Some(dicts) = dicts else { continue };
+            let other = build.counts_in(ds, i, *dicts, probe.key_of)?;
             // Walk the one with fewer values, probe the other.
             let (small, large) =
                 if ids.distinct() <= other.distinct() { (ids, &*other) } else { (&*other, ids) };
@@ -903,8 +1312,8 @@ impl JoinCount {
                 n += a * large.get(id);
             }
         }
-        for (t, &a) in &left.added {
-            n += a * right.total_for(ds, &Tok::Ref(t))?;
+        for (key, &a) in &probe.added {
+            n += a * build.total_for(ds, key)?;
         }
         Ok(Some(n))
     }

@@ -318,6 +318,12 @@ impl<'a> StoreDataset<'a> {
 
     /// [`StoreDataset::quads`] as dictionary ids, one answer per part
     /// (`sparql::analytic`); `None` when a part has no dictionaries.
+    ///
+    /// `set`: over parts that may share quads, each part's rows that an
+    /// earlier part shows are dropped ([`crate::view::ids::IdQuads::drop_copies`]),
+    /// so the parts' answers together are the set. Without it they are the
+    /// bag, which is all a caller that only asks whether a value occurs
+    /// needs (the right side of an anti- or semi-join): no row is looked up.
     pub(crate) fn id_quads(
         &self,
         s: Option<&Tok<'a>>,
@@ -325,19 +331,38 @@ impl<'a> StoreDataset<'a> {
         o: Option<&Tok<'a>>,
         graph: Option<Option<&Tok<'a>>>,
         columns: [bool; 4],
+        set: bool,
     ) -> Result<Option<Vec<crate::view::ids::IdQuads<'a>>>, StoreError> {
-        if !self.sums_are_exact(graph)? {
-            return Ok(None);
-        }
+        let copies_possible = set && !self.sums_are_exact(graph)?;
         let graphs = self.graphs(graph).0;
         let mut answers = Vec::with_capacity(self.parts.len());
-        for part in self.views()? {
-            match part.id_quads(s, p, o, graphs, columns)? {
-                Some(a) => answers.push(a),
-                None => return Ok(None),
+        for (i, part) in self.views()?.iter().enumerate() {
+            let Some(mut answer) = part.id_quads(s, p, o, graphs, columns)? else { return Ok(None) };
+            if copies_possible {
+                let earlier = self.earlier_reaching(i, &graphs)?;
+                if !earlier.is_empty() {
+                    answer.drop_copies(Seen::new(earlier), [s, p, o].map(|t| t.cloned()))?;
+                }
             }
+            answers.push(answer);
         }
         Ok(Some(answers))
+    }
+
+    /// The earlier parts that may share with part `i` a quad in `graphs`.
+    fn earlier_reaching(
+        &self,
+        i: usize,
+        graphs: &Graphs<'_, 'a>,
+    ) -> Result<Vec<(View<'a>, Shared)>, StoreError> {
+        let views = self.views()?;
+        let overlaps = self.overlaps()?;
+        Ok(overlaps
+            .earlier(i)
+            .iter()
+            .filter(|(_, shared)| shared.reaches(graphs))
+            .map(|(j, shared)| (views[*j], shared.clone()))
+            .collect())
     }
 
     /// How many quads each named graph holds, summed over the parts (a graph

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use super::terms::Tok;
+use super::union::Seen;
 use super::{GraphRows, Graphs, View, ViewQuad};
 use crate::format::term::DEFAULT_GRAPH;
 use crate::store::read::{Rows, Scan};
@@ -35,6 +36,21 @@ pub struct IdQuads<'a> {
     check_rows: bool,
     /// The quads the overlay adds in range.
     pub added: Vec<ViewQuad<'a>>,
+    /// The columns the scan reads.
+    read: [bool; 4],
+    /// Over a corpus whose chunks may share quads: what drops the rows an
+    /// earlier chunk already shows.
+    copies: Option<Copies<'a>>,
+}
+
+/// The rows of a corpus chunk that are copies of an earlier chunk's quads
+/// ([`IdQuads::drop_copies`]).
+struct Copies<'a> {
+    seen: Seen<'a>,
+    /// The pattern's bound subject, predicate and object (columns not read).
+    bound: [Option<Tok<'a>>; 3],
+    /// Per graph id: whether an earlier chunk may hold quads of that graph.
+    shared: HashMap<u32, bool>,
 }
 
 impl<'a> View<'a> {
@@ -75,6 +91,8 @@ impl<'a> View<'a> {
             check_rows: !with_default || touched,
             plain_graph: HashMap::new(),
             added: std::mem::take(&mut quads.added).collect(),
+            read,
+            copies: None,
         }))
     }
 }
@@ -90,6 +108,30 @@ impl<'a> IdQuads<'a> {
         }
     }
 
+    /// Drops the rows and added quads that an earlier chunk of a corpus
+    /// shows (`seen`), so the answer over the corpus is a set: `bound` are
+    /// the pattern's bound subject, predicate and object. Every other
+    /// column is read from now on, and only rows in a graph an earlier
+    /// chunk may share are rendered and looked up.
+    pub fn drop_copies(&mut self, mut seen: Seen<'a>, bound: [Option<Tok<'a>>; 3]) -> Result<(), StoreError> {
+        let mut added = Vec::with_capacity(self.added.len());
+        for q in std::mem::take(&mut self.added) {
+            if !seen.holds(&q)? {
+                added.push(q);
+            }
+        }
+        self.added = added;
+        for (c, b) in bound.iter().enumerate() {
+            self.read[c] |= b.is_none();
+        }
+        self.read[3] = true;
+        if let Some(scan) = self.scan.as_mut() {
+            scan.only_columns(self.read);
+        }
+        self.copies = Some(Copies { seen, bound, shared: HashMap::new() });
+        Ok(())
+    }
+
     /// The next row group's visible rows.
     pub fn next_rows(&mut self) -> Result<Next<'a>, StoreError> {
         let Some(scan) = self.scan.as_mut() else { return Ok(Next::End) };
@@ -97,7 +139,7 @@ impl<'a> IdQuads<'a> {
         let Rows::Ids { dicts, mut ids } = rows? else { return Ok(Next::Tokens) };
         let mut keep = Vec::with_capacity(ids.len());
         for r in &ids {
-            keep.push(self.shows(dicts, r)?);
+            keep.push(self.shows(dicts, r)? && !self.is_copy(dicts, r)?);
         }
         let mut k = keep.into_iter();
         ids.retain(|_| k.next().unwrap_or(false));
@@ -133,6 +175,45 @@ impl<'a> IdQuads<'a> {
         }
         let [s, p, o, g] = cells.map(|c| c.expect("filled"));
         Ok(self.view.shows_base_row([&s, &p, &o, &g], self.with_default))
+    }
+}
+
+impl<'a> IdQuads<'a> {
+    /// Whether an earlier chunk shows the row ([`IdQuads::drop_copies`]).
+    fn is_copy(&mut self, dicts: [&'a DictMap; 4], r: &[u32; 4]) -> Result<bool, StoreError> {
+        let Some(copies) = self.copies.as_mut() else { return Ok(false) };
+        let may_share = match copies.shared.get(&r[3]) {
+            Some(&shared) => shared,
+            None => {
+                let g = graph_key(self.view, dicts[3].token(r[3])?)?;
+                let shared = copies.seen.may_share(g.as_str());
+                copies.shared.insert(r[3], shared);
+                shared
+            }
+        };
+        if !may_share {
+            return Ok(false);
+        }
+        let mut cells: [Option<Tok<'a>>; 3] = Default::default();
+        for (c, cell) in cells.iter_mut().enumerate() {
+            *cell = Some(match &copies.bound[c] {
+                Some(t) => t.clone(),
+                None => self.view.cell(dicts[c].token(r[c])?)?,
+            });
+        }
+        let [s, p, o] = cells.map(|c| c.expect("filled"));
+        let g = graph_key(self.view, dicts[3].token(r[3])?)?;
+        let g = (g.bytes() != DEFAULT_GRAPH.as_bytes()).then_some(g);
+        copies.seen.holds(&ViewQuad { s, p, o, g })
+    }
+}
+
+/// A graph cell as its canonical token (`DEFAULT` for the default graph).
+fn graph_key<'a>(view: View<'a>, raw: &'a [u8]) -> Result<Tok<'a>, StoreError> {
+    if raw == DEFAULT_GRAPH.as_bytes() {
+        Ok(Tok::Ref(raw))
+    } else {
+        view.cell(raw)
     }
 }
 

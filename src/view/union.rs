@@ -154,7 +154,7 @@ impl Shared {
     }
 
     /// Whether a pattern over `graphs` may meet a shared quad.
-    fn reaches(&self, graphs: &Graphs<'_, '_>) -> bool {
+    pub fn reaches(&self, graphs: &Graphs<'_, '_>) -> bool {
         match self {
             Shared::Nothing => false,
             Shared::Anything => true,
@@ -214,36 +214,51 @@ impl Overlaps {
 }
 
 /// Whether earlier chunks show a quad: the quads of the last subject looked
-/// up, from every earlier chunk that may share them. Rows come grouped by
-/// subject (bases are sorted by it), so each subject is looked up about once
-/// per chunk; memory is one subject's quads.
+/// up, from each earlier chunk that may share the quad's graph (looked up
+/// when a row in such a graph first asks). Rows come grouped by subject
+/// (bases are sorted by it), so each subject is looked up about once per
+/// chunk; memory is one subject's quads.
 pub struct Seen<'a> {
     earlier: Vec<(View<'a>, Shared)>,
     subject: Option<Tok<'a>>,
+    /// Which of `earlier` the current subject's quads were read from.
+    looked: Vec<bool>,
     quads: HashSet<(Tok<'a>, Tok<'a>, Option<Tok<'a>>)>,
 }
 
 impl<'a> Seen<'a> {
     pub fn new(earlier: Vec<(View<'a>, Shared)>) -> Seen<'a> {
-        Seen { earlier, subject: None, quads: HashSet::new() }
+        let looked = vec![false; earlier.len()];
+        Seen { earlier, subject: None, looked, quads: HashSet::new() }
+    }
+
+    /// Whether an earlier chunk may hold a quad of graph `gkey` (canonical,
+    /// `DEFAULT` for the default graph): when not, no row of it is a copy.
+    pub fn may_share(&self, gkey: &str) -> bool {
+        self.earlier.iter().any(|(_, shared)| shared.holds(gkey))
     }
 
     /// Whether an earlier chunk shows `q`.
     pub fn holds(&mut self, q: &ViewQuad<'a>) -> Result<bool, StoreError> {
         let gkey = q.g.as_ref().map_or(DEFAULT_GRAPH, Tok::as_str);
-        if !self.earlier.iter().any(|(_, shared)| shared.holds(gkey)) {
+        if !self.may_share(gkey) {
             return Ok(false);
         }
         if self.subject.as_ref() != Some(&q.s) {
             self.quads.clear();
-            for (view, _) in &self.earlier {
-                let (answer, _) = view.quads(Some(&q.s), None, None, Graphs::All)?;
-                for quad in answer {
-                    let quad = quad?;
-                    self.quads.insert((quad.p, quad.o, quad.g));
-                }
-            }
+            self.looked.iter_mut().for_each(|l| *l = false);
             self.subject = Some(q.s.clone());
+        }
+        for (k, (view, shared)) in self.earlier.iter().enumerate() {
+            if self.looked[k] || !shared.holds(gkey) {
+                continue;
+            }
+            self.looked[k] = true;
+            let (answer, _) = view.quads(Some(&q.s), None, None, Graphs::All)?;
+            for quad in answer {
+                let quad = quad?;
+                self.quads.insert((quad.p, quad.o, quad.g));
+            }
         }
         Ok(self.quads.contains(&(q.p.clone(), q.o.clone(), q.g.clone())))
     }

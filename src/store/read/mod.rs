@@ -131,8 +131,10 @@ const POSTINGS: usize = 4;
 /// Dictionary searches between two checks of the mapped pages' budget
 /// ([`Store::keep_mapped_pages_within_budget`], itself at most one a
 /// millisecond) in a long run of them. A search can be the first to touch
-/// a block, which is then hashed whole: at 4,096 a grouped sum at 100M
-/// quads mapped 210 MiB of `.o.dict` between two checks.
+/// a block, which is then mapped and hashed whole, so a long run of
+/// searches between two checks could map far past the budget. A check
+/// costs a `statm` read at most once a millisecond, so checking often is
+/// cheap; 256 is a guard, not a measured optimum.
 pub const SEARCHES_PER_PAGE_CHECK: u32 = 256;
 
 /// A row group with at most 1/SPARSE of its rows as candidates has only

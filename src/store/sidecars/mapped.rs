@@ -184,10 +184,10 @@ impl DictMap {
     }
 
     /// Reads every [`FENCE_STRIDE`]th token. That touches nearly every page
-    /// of the file (544 MiB of `.o.dict` at 100M quads, in 20 ms), pages
-    /// the searches that follow, narrowed by the fences, mostly do not
-    /// need: they are given back as the read goes, so that a query under
-    /// `--memory-limit` does not hold the whole dictionary mapped.
+    /// of the file, pages the searches that follow, narrowed by the fences,
+    /// mostly do not need: they are given back as the read goes, so that a
+    /// query under `--memory-limit` cannot come to hold the whole
+    /// dictionary mapped through its fences alone.
     fn read_fences(&self) -> Result<Fences> {
         let mut fences = Fences::default();
         for (k, pos) in (0..self.n).step_by(FENCE_STRIDE as usize).enumerate() {
