@@ -269,6 +269,26 @@ fn top_k((lk, n, rk, gk, form): Draw) -> Option<String> {
     Some(format!("{P}SELECT {} {{ {body} }} ORDER BY {}{cut}", vars.join(" "), keys.join(" ")))
 }
 
+/// `SELECT (COUNT(*) AS ?n) { ?x (p|^q|…)+ ?y }` in the default graph, one
+/// `GRAPH ?g` or a named graph: predicates, inverses and alternatives.
+fn path_count((k, _, pk, gk, form): Draw) -> Option<String> {
+    let step = |k: u8| {
+        let p = format!("x:p{}", k % 5);
+        if k % 7 == 3 {
+            format!("^{p}")
+        } else {
+            p
+        }
+    };
+    let path = match form % 3 {
+        0 => step(k),
+        1 => format!("{}|{}", step(k), step(pk)),
+        _ => format!("{}|{}|{}", step(k), step(pk), step(k / 5 + 1)),
+    };
+    let body = in_graph(gk, &format!("?x ({path})+ ?y"));
+    Some(format!("{P}SELECT (COUNT(*) AS ?n) {{ {body} }}"))
+}
+
 /// Aggregates over a grouped sub-select.
 fn over_groups((k, _, pk, _, form): Draw) -> Option<String> {
     let p = format!("x:p{}", pk % 7);
@@ -282,8 +302,8 @@ fn over_groups((k, _, pk, _, form): Draw) -> Option<String> {
     Some(format!("{P}{outer} {{ {{ SELECT ?s (COUNT(*) AS ?n) {{ {inner} }} GROUP BY ?s }}{filter} }}"))
 }
 
-fn check_all(snaps: &[&Snapshot], cases: u32) -> [usize; 7] {
-    let mut answered = [0usize; 7];
+fn check_all(snaps: &[&Snapshot], cases: u32) -> [usize; 8] {
+    let mut answered = [0usize; 8];
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(cases));
     let counts = std::cell::RefCell::new(&mut answered);
     runner
@@ -297,6 +317,7 @@ fn check_all(snaps: &[&Snapshot], cases: u32) -> [usize; 7] {
                 distinct_join(d),
                 grouped_sums(d),
                 top_k(d),
+                path_count(d),
             ];
             for (i, q) in shapes.into_iter().enumerate() {
                 if let Some(q) = q {
@@ -321,7 +342,7 @@ fn analytic_shapes_equal_plain_evaluation_with_and_without_a_delta() {
         let snap = Snapshot::open(&store(&dir.path().join(format!("d{with_delta}")), 0, with_delta), 1 << 20)
             .unwrap();
         assert!(snap.store.base.num_row_groups() > 10);
-        let [grouped, distinct, filtered, joined, semi, sums, top] = check_all(&[&snap], 200);
+        let [grouped, distinct, filtered, joined, semi, sums, top, paths] = check_all(&[&snap], 200);
         // Most draws are shapes the shortcut answers; a few are not (a
         // literal key ordered by value, a shared graph variable, a
         // projection over both sides of a join).
@@ -334,6 +355,8 @@ fn analytic_shapes_equal_plain_evaluation_with_and_without_a_delta() {
         assert!(sums > 100, "{sums}");
         // Keys that mix p5's integers with strings decline.
         assert!(top > 100, "{top}");
+        // Every path drawn is one the traversal takes.
+        assert_eq!(paths, 200);
     }
 }
 
@@ -348,10 +371,16 @@ fn analytic_shapes_over_a_corpus_equal_plain_evaluation() {
         Snapshot::open(&store_with_subjects(&dir.path().join("b"), 1, false, "http://y/"), 1 << 20).unwrap();
     // b's p5 holds a string, so SUM and AVG over it are left to evaluation
     // (and still compared).
-    let [grouped, distinct, filtered, joined, semi, _sums, top] = check_all(&[&a, &b], 120);
+    let [grouped, distinct, filtered, joined, semi, _sums, top, paths] = check_all(&[&a, &b], 120);
     assert!(
-        grouped > 50 && distinct > 50 && filtered > 50 && joined > 50 && semi > 40 && top > 50,
-        "{grouped} {distinct} {filtered} {joined} {semi} {top}"
+        grouped > 50
+            && distinct > 50
+            && filtered > 50
+            && joined > 50
+            && semi > 40
+            && top > 50
+            && paths == 120,
+        "{grouped} {distinct} {filtered} {joined} {semi} {top} {paths}"
     );
 }
 
@@ -367,10 +396,16 @@ fn analytic_shapes_over_chunks_that_share_quads_equal_plain_evaluation() {
     let a = Snapshot::open(&store(&dir.path().join("a"), 0, true), 1 << 20).unwrap();
     let b = Snapshot::open(&store(&dir.path().join("b"), 1, false), 1 << 20).unwrap();
     let c = Snapshot::open(&store(&dir.path().join("c"), 2, true), 1 << 20).unwrap();
-    let [grouped, distinct, filtered, joined, semi, _sums, top] = check_all(&[&a, &b, &c], 100);
+    let [grouped, distinct, filtered, joined, semi, _sums, top, paths] = check_all(&[&a, &b, &c], 100);
     assert!(
-        grouped > 40 && distinct > 40 && filtered > 40 && joined > 40 && semi > 30 && top > 40,
-        "{grouped} {distinct} {filtered} {joined} {semi} {top}"
+        grouped > 40
+            && distinct > 40
+            && filtered > 40
+            && joined > 40
+            && semi > 30
+            && top > 40
+            && paths == 100,
+        "{grouped} {distinct} {filtered} {joined} {semi} {top} {paths}"
     );
 }
 
@@ -396,6 +431,8 @@ fn the_benchmark_shapes_take_the_shortcut() {
         "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?x x:p0 ?y FILTER NOT EXISTS { ?x x:p1 ?a } } }",
         "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?x x:p0 ?y MINUS { ?x x:p1 ?a } } }",
         "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?x x:p0 ?a . ?a x:p1 ?name } }",
+        "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?x (x:p0|x:p3)+ ?u } }",
+        "SELECT (COUNT(*) AS ?n) { ?x x:p3+ ?u }",
     ] {
         assert!(same(&[&snap], &format!("{P}{q}"), true), "{q} was evaluated, not answered by the shortcut");
     }

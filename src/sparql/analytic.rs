@@ -237,6 +237,7 @@ pub enum Analytic {
     JoinCount(JoinCount),
     Sums(GroupedSums),
     TopK(super::topk::TopK),
+    Path(super::paths::PathCount),
 }
 
 /// The query's shape, when this module answers it.
@@ -248,6 +249,7 @@ pub fn analytic_of(query: &Query) -> Option<Analytic> {
         .or_else(|| join_count_of(query).map(Analytic::JoinCount))
         .or_else(|| grouped_sums_of(query).map(Analytic::Sums))
         .or_else(|| super::topk::top_k_of(query).map(Analytic::TopK))
+        .or_else(|| super::paths::path_count_of(query).map(Analytic::Path))
 }
 
 impl Analytic {
@@ -260,7 +262,7 @@ impl Analytic {
             Analytic::Grouped(_) | Analytic::Sums(_) => true,
             Analytic::Filtered(f) => matches!(f.out, Output::Rows(_)),
             Analytic::TopK(t) => t.every_row(),
-            Analytic::Distinct(_) | Analytic::JoinCount(_) => false,
+            Analytic::Distinct(_) | Analytic::JoinCount(_) | Analytic::Path(_) => false,
         }
     }
 
@@ -278,6 +280,7 @@ impl Analytic {
             Analytic::JoinCount(j) => Ok(j.count(ds, stop)?.map(|n| count_solution(&j.out, n))),
             Analytic::Sums(g) => g.answer(ds, stop),
             Analytic::TopK(t) => t.answer(ds, stop),
+            Analytic::Path(p) => Ok(p.count(ds, stop)?.map(|n| count_solution(&p.out, n))),
         }
     }
 }
@@ -291,7 +294,7 @@ fn count_solution(var: &Variable, n: usize) -> spareval::QuerySolutionIter<'stat
 
 /// `SELECT (AGG AS ?n) { inner }` with no grouping: `?n`, the aggregate
 /// and `inner`.
-fn single_aggregate(query: &Query) -> Option<(&Variable, &AggregateExpression, &GraphPattern)> {
+pub(super) fn single_aggregate(query: &Query) -> Option<(&Variable, &AggregateExpression, &GraphPattern)> {
     let Query::Select { dataset: None, pattern: GraphPattern::Project { inner, variables }, .. } = query
     else {
         return None;

@@ -6,6 +6,7 @@ pub mod dataset;
 pub mod display;
 pub mod hints;
 pub mod limits;
+pub mod paths;
 pub mod run;
 pub mod shortcut;
 pub mod subquery;
