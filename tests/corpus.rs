@@ -219,3 +219,25 @@ fn a_bad_cell_in_a_corpus_is_blamed_on_the_chunk_that_holds_it() {
     assert!(stderr.contains(&named), "names {named}: {stderr}");
     assert!(stderr.contains("not a valid N-Triples term"), "{stderr}");
 }
+
+/// A corpus query that cannot open two of its five chunks names the first
+/// of them in the corpus's order, and the other is not blamed.
+#[test]
+fn a_chunk_that_does_not_open_is_named_in_the_corpus_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("corpus");
+    std::fs::create_dir(&root).unwrap();
+    for name in ["a", "b", "c", "d", "e"] {
+        let made = common::sample_store(&dir.path().join(format!("{name}-tmp")));
+        std::fs::rename(made, root.join(name)).unwrap();
+    }
+    for broken in ["b", "d"] {
+        let base = root.join(broken).join("v1/data.cottas");
+        std::fs::OpenOptions::new().write(true).open(&base).unwrap().set_len(100).unwrap();
+    }
+    let out = bin().arg("query").arg(&root).args(["-e", "ASK {}"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains(&root.join("b/v1/data.cottas").display().to_string()), "{stderr}");
+    assert!(!stderr.contains("/d/v1"), "{stderr}");
+}

@@ -1200,6 +1200,65 @@ fn the_corpus_view_lists_verifies_and_opens_chunks() {
     assert_eq!((single.tab, single.tabs().contains(&Tab::Corpus)), (Tab::Store, false));
 }
 
+/// A query on a corpus root, before a chunk is open, reads every chunk as
+/// one dataset (as `cottas-tui query ROOT` does): a quad only one chunk
+/// holds is counted, quads every chunk holds once; `:export` writes the
+/// same answer; the commands that act on one chunk say so, and `:verify`
+/// verifies every chunk.
+#[test]
+fn a_query_on_a_corpus_root_reads_every_chunk_as_one_dataset() {
+    let (_d, root) = demo_corpus();
+    for (chunk, quad) in
+        [("alpha", "<urn:only-in-alpha> <urn:p> 1"), ("region/eu/gamma", "<urn:only-in-gamma> <urn:p> 2")]
+    {
+        cottas_tui::sparql::update::Updater::open(&root.join(chunk), None)
+            .unwrap()
+            .apply(&format!("INSERT DATA {{ {quad} }}"))
+            .unwrap();
+    }
+    let all = "SELECT (COUNT(*) AS ?n) { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }";
+    let count = |a: &mut App| {
+        a.query.text = all.into();
+        act(a, Action::RunQuery);
+        let r = a.query.result.as_ref().expect("a result");
+        assert_eq!(r.error, None);
+        r.rows[0][0].trim_matches('"').split('"').next().unwrap().parse::<usize>().unwrap()
+    };
+    let mut alpha = app(&root.join("alpha"), false);
+    alpha.tab = Tab::Query;
+    let in_alpha = count(&mut alpha);
+
+    let mut a = App::for_corpus(&root, false);
+    let effects = a.startup();
+    worker::settle(&mut a, effects);
+    command(&mut a, ":query");
+    assert_eq!(a.tab, Tab::Query);
+    assert!(text(&draw(&a, 100, 24)).contains("Query over every chunk of the corpus"));
+    assert_eq!(count(&mut a), in_alpha + 1, "alpha's quads, and gamma's one more, each once");
+
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("n.tsv");
+    command(&mut a, &format!(":export {}", file.display()));
+    assert!(a.status.starts_with("exported 1 result"), "{}", a.status);
+    let tsv = std::fs::read_to_string(&file).unwrap();
+    assert!(tsv.contains(&format!("{}", in_alpha + 1)), "{tsv}");
+
+    for cmd in [":update INSERT DATA { <urn:a> <urn:b> <urn:c> }", ":compact", ":repair log-tail", ":open v1"]
+    {
+        command(&mut a, cmd);
+        assert!(a.status.contains("works on one chunk: open it first"), "{cmd}: {}", a.status);
+    }
+    command(&mut a, ":verify");
+    assert_eq!(a.tab, Tab::Corpus);
+    assert!(a.status.contains("verified 3 chunks: 1 with errors"), "{}", a.status);
+    // Once a chunk is open, a query reads that chunk alone.
+    act(&mut a, Action::Enter);
+    assert_eq!(a.chunk, root.join("alpha"));
+    a.tab = Tab::Query;
+    assert_eq!(count(&mut a), in_alpha);
+    assert!(!text(&draw(&a, 100, 24)).contains("every chunk of the corpus"));
+}
+
 /// The demo corpus (what `cottas-tui` with no argument opens): a healthy
 /// chunk with several row groups and named graphs, one whose pending
 /// batches span two epochs, and one whose verify finds a damaged sidecar

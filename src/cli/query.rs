@@ -12,7 +12,6 @@ use crate::corpus;
 use crate::sparql::dataset::Part;
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
 use crate::store::read::ColumnCache;
-use crate::store::versions::layout::BASE;
 use crate::store::versions::open::Store;
 use crate::view::lazy::LazyChunk;
 use crate::view::overlay::Overlay;
@@ -162,17 +161,13 @@ enum OpenChunk {
 /// dir or a file; otherwise every chunk of the corpus it is the root of.
 /// Memory is shared evenly between the chunks.
 fn open_chunks(target: &Path, memory_limit: usize) -> Result<Vec<OpenChunk>> {
-    let single = !target.is_dir() || target.join(BASE).is_file() || corpus::is_chunk(target);
-    let found = if single { Vec::new() } else { corpus::find_chunks(target, corpus::DEFAULT_DEPTH)? };
-    if found.is_empty() {
+    let Some(found) = corpus::chunks_of_root(target)? else {
         return Ok(vec![open_target(target, memory_limit)?]);
-    }
-    let share = memory_limit / found.len();
-    let open = |c: &PathBuf| -> Result<OpenChunk> {
-        let chunk = LazyChunk::open(c, |store| ColumnCache::within(store, share))?;
-        Ok(OpenChunk::Chunk(corpus::chunk_name(target, c), chunk))
     };
-    found.iter().map(open).collect()
+    let chunks = LazyChunk::open_all(&found, memory_limit)?;
+    let named =
+        found.iter().zip(chunks).map(|(c, chunk)| OpenChunk::Chunk(corpus::chunk_name(target, c), chunk));
+    Ok(named.collect())
 }
 
 fn open_target(path: &Path, memory_limit: usize) -> Result<OpenChunk> {

@@ -72,6 +72,17 @@ pub fn find_chunks(root: &Path, max_depth: usize) -> Result<Vec<PathBuf>, StoreE
     Ok(chunks)
 }
 
+/// The chunks a query of `target` reads when `target` is a corpus root;
+/// `None` when it is itself a store (a chunk, a version dir, a file) or
+/// holds no chunk, so that opening it says why it is not one.
+pub fn chunks_of_root(target: &Path) -> Result<Option<Vec<PathBuf>>, StoreError> {
+    if !target.is_dir() || target.join(layout::BASE).is_file() || is_chunk(target) {
+        return Ok(None);
+    }
+    let found = find_chunks(target, DEFAULT_DEPTH)?;
+    Ok((!found.is_empty()).then_some(found))
+}
+
 /// A chunk's name in a corpus: its path under the root (`.` for the root).
 pub fn chunk_name(root: &Path, chunk: &Path) -> String {
     match chunk.strip_prefix(root) {

@@ -345,17 +345,24 @@ fn corpus_action(app: &mut App, action: &Action) -> Option<Vec<Effect>> {
             app.open_chunk(&chunk)
         }
         CorpusMove::Refresh => list_corpus(corpus),
-        CorpusMove::VerifyAll if corpus.verifying => {
-            app.status = "verify is already running".into();
-            Vec::new()
-        }
-        CorpusMove::VerifyAll => {
-            corpus.verifying = true;
-            app.status = "verifying every chunk…".into();
-            vec![Effect::VerifyCorpus(corpus.root.clone())]
-        }
+        CorpusMove::VerifyAll => verify_corpus(app),
         CorpusMove::Nothing => Vec::new(),
     })
+}
+
+/// `v` in the corpus view, or `:verify` before a chunk is open: every
+/// chunk verified, two at a time, the list showing what each found.
+pub(super) fn verify_corpus(app: &mut App) -> Vec<Effect> {
+    let Some(corpus) = app.corpus.as_mut() else { return Vec::new() };
+    if corpus.verifying {
+        app.status = "verify is already running".into();
+        return Vec::new();
+    }
+    corpus.verifying = true;
+    let root = corpus.root.clone();
+    app.status = "verifying every chunk…".into();
+    go(app, Tab::Corpus);
+    vec![Effect::VerifyCorpus(root)]
 }
 
 /// Work whose result opening another chunk would drop.

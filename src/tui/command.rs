@@ -130,6 +130,12 @@ pub fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
     }
     let body = line.trim_start_matches(':').trim();
     let (cmd, arg) = body.split_once(' ').map_or((body, ""), |(c, a)| (c, a.trim()));
+    if !app.has_chunk() {
+        if let Some(why) = needs_a_chunk(cmd) {
+            app.status = why;
+            return Vec::new();
+        }
+    }
     match cmd {
         "q" | "quit" => super::action::ask_quit(app),
         "open" => return open(app, arg),
@@ -148,6 +154,7 @@ pub fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
         }
         "update" => return update_command(app, arg),
         "repair" => return ask_repair(app, arg),
+        "verify" if !app.has_chunk() => return super::action::verify_corpus(app),
         "verify" => {
             go(app, Tab::Triage);
             return start_verify(app, matches!(arg, "deep" | "--deep"));
@@ -160,6 +167,17 @@ pub fn run_command(app: &mut App, line: &str) -> Vec<Effect> {
         }
     }
     Vec::new()
+}
+
+/// Why `cmd` cannot run on a corpus root with no chunk open, and what does:
+/// queries and `:verify` read every chunk, the rest act on one.
+fn needs_a_chunk(cmd: &str) -> Option<String> {
+    let every_chunk = match cmd {
+        "compact" => ", or run `cottas-tui corpus compact ROOT`",
+        "update" | "repair" | "open" => "",
+        _ => return None,
+    };
+    Some(format!(":{cmd} works on one chunk: open it first (Enter on it){every_chunk}"))
 }
 
 /// `:open v2` selects a version; anything else is a file to decode

@@ -19,7 +19,7 @@ use super::views::triage::FileStatus;
 use crate::compact::{self, CompactOptions, CompactProgress};
 use crate::corpus::{self, ChunkSummary};
 use crate::format::deltalog::BatchFrame;
-use crate::sparql::dataset::StoreDataset;
+use crate::sparql::dataset::{Part, StoreDataset};
 use crate::sparql::limits::{on_request_stack, spawn_request_thread};
 use crate::sparql::run::{run_query, OutputFormat, QueryOptions};
 use crate::sparql::update::{Suspended, Updater};
@@ -28,6 +28,7 @@ use crate::store::read::Explain;
 use crate::store::versions::Listing;
 use crate::triage::verify::{self, Report, VerifyOptions};
 use crate::view::kept::{Budget, Kept, Snapshots};
+use crate::view::lazy::LazyChunk;
 
 /// Rows kept for display; the status line says when a result has more.
 pub const MAX_ROWS: usize = 10_000;
@@ -125,6 +126,36 @@ impl Context {
             Snapshots::new(&self.chunk, budget).current()
         };
         kept.map_err(|e| e.to_string())
+    }
+
+    /// What a query or an export starting now reads: the chunk's kept
+    /// snapshot; or, on a corpus root with no chunk open, every chunk of
+    /// the corpus as one dataset, as `cottas-tui query ROOT` reads it.
+    fn source(&self) -> Result<Source, String> {
+        match corpus::chunks_of_root(&self.chunk).map_err(|e| e.to_string())? {
+            Some(found) => {
+                LazyChunk::open_all(&found, self.memory).map(Source::Corpus).map_err(|e| e.to_string())
+            }
+            None => self.snapshot().map(Source::Chunk),
+        }
+    }
+}
+
+/// The stores one query reads.
+enum Source {
+    Chunk(Arc<Kept>),
+    /// Opened per query, each chunk's log folded only if a pattern reaches
+    /// it (a session keeps no corpus-wide fold: the chunks may be written
+    /// by others between queries).
+    Corpus(Vec<LazyChunk>),
+}
+
+impl Source {
+    fn parts(&self) -> Vec<Part<'_>> {
+        match self {
+            Source::Chunk(kept) => vec![Part::View(kept.view.view())],
+            Source::Corpus(chunks) => chunks.iter().map(Part::Lazy).collect(),
+        }
     }
 }
 
@@ -447,12 +478,10 @@ fn run_for_table(
 ) -> Result<Option<bool>, String> {
     let query = crate::sparql::limits::parse_query(SparqlParser::new(), text)
         .map_err(|e| crate::sparql::run::QueryError::from(e).to_string())?;
-    let kept = ctx.snapshot()?;
-    let snap = &kept.view;
+    let source = ctx.source()?;
+    let parts = source.parts();
     let explain = std::cell::RefCell::new(Explain::default());
-    out.empty_default_graph =
-        crate::sparql::hints::reads_an_empty_default_graph(&query, &[snap.view()], false);
-    let dataset = StoreDataset::single(&snap.store, &snap.overlay, &snap.cache, &explain);
+    let dataset = StoreDataset::of_parts(parts.clone(), &explain);
     let evaluator = QueryEvaluator::new().with_cancellation_token(token.clone());
     let cancelled = |e: spareval::QueryEvaluationError| {
         if token.is_cancelled() {
@@ -474,7 +503,11 @@ fn run_for_table(
         }
     };
     match results {
-        QueryResults::Boolean(b) => return Ok(Some(b)),
+        QueryResults::Boolean(b) => {
+            out.empty_default_graph =
+                !b && crate::sparql::hints::reads_an_empty_default_graph(&query, &parts, false);
+            return Ok(Some(b));
+        }
         QueryResults::Solutions(sols) => {
             out.vars = sols.variables().iter().map(|v| v.as_str().to_string()).collect();
             for s in sols {
@@ -492,15 +525,19 @@ fn run_for_table(
             }
         }
     }
+    // Decided after the rows, for an answer that small: on a corpus it may
+    // fold chunks the query did not reach.
+    out.empty_default_graph =
+        out.seen <= 1 && crate::sparql::hints::reads_an_empty_default_graph(&query, &parts, false);
     Ok(None)
 }
 
 fn export(ctx: &Context, text: &str, out: &Path, format: OutputFormat) -> Result<String, String> {
-    let kept = ctx.snapshot()?;
+    let source = ctx.source()?;
     let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut file = std::io::BufWriter::new(file);
     let opts = QueryOptions { format: Some(format), ..QueryOptions::default() };
-    let s = run_query(&[kept.view.view()], text, &opts, &mut file).map_err(|e| e.to_string())?;
+    let s = run_query(&source.parts(), text, &opts, &mut file).map_err(|e| e.to_string())?;
     std::io::Write::flush(&mut file).map_err(|e| e.to_string())?;
     Ok(format!("exported {} to {}", crate::text::plural(s.rows, "result", "results"), out.display()))
 }

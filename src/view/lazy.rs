@@ -85,6 +85,18 @@ impl LazyChunk {
         })
     }
 
+    /// Every chunk of a corpus, opened, `memory_limit` shared evenly
+    /// between their caches. (Opening them on one thread per core saved
+    /// nothing measurable on ten chunks of 10M quads: an open is about
+    /// 0.1 ms of a lookup's 11–20 ms.)
+    pub fn open_all(
+        chunks: &[std::path::PathBuf],
+        memory_limit: usize,
+    ) -> Result<Vec<LazyChunk>, StoreError> {
+        let share = memory_limit / chunks.len().max(1);
+        chunks.iter().map(|c| LazyChunk::open(c, |store| ColumnCache::within(store, share))).collect()
+    }
+
     /// The chunk's view, its log folded now if it was not yet.
     pub fn view(&self) -> Result<View<'_>, StoreError> {
         Ok(View::new(&self.store, self.overlay()?, &self.cache))

@@ -55,7 +55,13 @@ pub enum CorpusMove {
 }
 
 pub fn bindings() -> Vec<(&'static str, &'static str)> {
-    vec![("Enter", "open chunk"), ("v", "verify all"), ("R", "refresh"), ("/", "filter")]
+    vec![
+        ("Enter", "open chunk"),
+        ("v", "verify all"),
+        (":query", "every chunk"),
+        ("R", "refresh"),
+        ("/", "filter"),
+    ]
 }
 
 pub fn key(k: KeyEvent) -> Option<Action> {

@@ -252,10 +252,12 @@ pub fn render(f: &mut Frame, area: Rect, app: &App) {
     let (rows, cursor_row) = super::editor::rows(&q.text, cursor, inner);
     let editor_h = (rows.len() as u16 + 2).clamp(3, 9);
     let [editor, results] = Layout::vertical([Constraint::Length(editor_h), Constraint::Min(3)]).areas(area);
+    // On a corpus root with no chunk open, a query reads every chunk.
+    let over = if app.has_chunk() { "Query" } else { "Query over every chunk of the corpus" };
     let title = if q.editing {
-        "Query — editing (Esc to stop, Ctrl-R to run)"
+        format!("{over} — editing (Esc to stop, Ctrl-R to run)")
     } else {
-        "Query — i to edit, Enter to run"
+        format!("{over} — i to edit, Enter to run")
     };
     let style = if q.editing { Style::new().fg(Color::Yellow) } else { Style::new() };
     // Scrolled so that the cursor's row is inside the box.
