@@ -786,7 +786,7 @@ struct KeyCounts<'a> {
     parts: Vec<(Counts, Option<KeyDicts<'a>>)>,
     added: HashMap<AddedKey, usize>,
     /// Under `GRAPH ?g`: each part's graph ids, listed on first need.
-    graphs: std::cell::RefCell<HashMap<usize, Vec<u32>>>,
+    graphs: std::cell::RefCell<HashMap<usize, std::rc::Rc<[u32]>>>,
 }
 
 impl<'a> KeyCounts<'a> {
@@ -885,7 +885,7 @@ impl<'a> KeyCounts<'a> {
             // without reading its keys; else those keys are sorted, so their
             // values' searches gallop, and the rest cost a lookup by graph id.
             let mut graphs: IdMap<Option<u32>> = IdMap::default();
-            for g in self.graphs_of(j, ids) {
+            for &g in self.graphs_of(j, ids).iter() {
                 graphs.insert(g, dicts.graph.find(kdicts.graph.token(g)?)?);
             }
             if graphs.values().all(Option::is_none) {
@@ -926,17 +926,15 @@ impl<'a> KeyCounts<'a> {
 
     /// The graph ids of part `j`'s keys `ids` (keys that pair a value with
     /// its graph), listed once.
-    fn graphs_of(&self, j: usize, ids: &Counts) -> Vec<u32> {
-        self.graphs
-            .borrow_mut()
-            .entry(j)
-            .or_insert_with(|| {
-                let mut all: Vec<u32> = ids.each().map(|(key, _)| key as u32).collect();
-                all.sort_unstable();
-                all.dedup();
-                all
-            })
-            .clone()
+    fn graphs_of(&self, j: usize, ids: &Counts) -> std::rc::Rc<[u32]> {
+        let mut graphs = self.graphs.borrow_mut();
+        let listed = graphs.entry(j).or_insert_with(|| {
+            let mut all: Vec<u32> = ids.each().map(|(key, _)| key as u32).collect();
+            all.sort_unstable();
+            all.dedup();
+            all.into()
+        });
+        std::rc::Rc::clone(listed)
     }
 
     /// How many rows hold the key `key` (an added quad's), over all parts.

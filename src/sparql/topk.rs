@@ -152,7 +152,7 @@ impl TopK {
         if !complete || top.declined {
             return Ok(None);
         }
-        let sorted = top.into_sorted();
+        let (sorted, _held) = top.into_sorted();
         let mut rows = Vec::with_capacity(sorted.len().saturating_sub(self.start));
         // Every row's terms come off mapped dictionary pages once more.
         let mut pages = PagesWithinBudget::new(ds);
@@ -664,15 +664,18 @@ impl<'a> Top<'a> {
 }
 
 impl<'a> Top<'a> {
-    /// The rows kept, best first.
-    fn into_sorted(self) -> Vec<Ranked<'a>> {
-        match self.every {
+    /// The rows kept, best first, and their count against the memory
+    /// limit, to keep until they have become terms (dropping it sooner let
+    /// the caches grow back while the rows were still held).
+    fn into_sorted(self) -> (Vec<Ranked<'a>>, HeldBytes) {
+        let rows = match self.every {
             Some(mut every) => {
                 every.sort_unstable();
                 every
             }
             None => self.heap.into_sorted_vec(),
-        }
+        };
+        (rows, self.held)
     }
 }
 

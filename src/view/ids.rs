@@ -49,8 +49,9 @@ struct Copies<'a> {
     seen: Seen<'a>,
     /// The pattern's bound subject, predicate and object (columns not read).
     bound: [Option<Tok<'a>>; 3],
-    /// Per graph id: whether an earlier chunk may hold quads of that graph.
-    shared: HashMap<u32, bool>,
+    /// Per graph id: its canonical token when an earlier chunk may hold
+    /// quads of that graph (rendered once per graph, not once per row).
+    shared: HashMap<u32, Option<Tok<'a>>>,
 }
 
 impl<'a> View<'a> {
@@ -182,18 +183,16 @@ impl<'a> IdQuads<'a> {
     /// Whether an earlier chunk shows the row ([`IdQuads::drop_copies`]).
     fn is_copy(&mut self, dicts: [&'a DictMap; 4], r: &[u32; 4]) -> Result<bool, StoreError> {
         let Some(copies) = self.copies.as_mut() else { return Ok(false) };
-        let may_share = match copies.shared.get(&r[3]) {
-            Some(&shared) => shared,
+        let graph = match copies.shared.get(&r[3]) {
+            Some(graph) => graph.clone(),
             None => {
                 let g = graph_key(self.view, dicts[3].token(r[3])?)?;
-                let shared = copies.seen.may_share(g.as_str());
-                copies.shared.insert(r[3], shared);
-                shared
+                let graph = copies.seen.may_share(g.as_str()).then_some(g);
+                copies.shared.insert(r[3], graph.clone());
+                graph
             }
         };
-        if !may_share {
-            return Ok(false);
-        }
+        let Some(g) = graph else { return Ok(false) };
         let mut cells: [Option<Tok<'a>>; 3] = Default::default();
         for (c, cell) in cells.iter_mut().enumerate() {
             *cell = Some(match &copies.bound[c] {
@@ -202,7 +201,6 @@ impl<'a> IdQuads<'a> {
             });
         }
         let [s, p, o] = cells.map(|c| c.expect("filled"));
-        let g = graph_key(self.view, dicts[3].token(r[3])?)?;
         let g = (g.bytes() != DEFAULT_GRAPH.as_bytes()).then_some(g);
         copies.seen.holds(&ViewQuad { s, p, o, g })
     }
