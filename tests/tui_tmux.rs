@@ -86,17 +86,29 @@ fn demo_store() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 fn start(store: &Path, args: &str) -> Session {
+    start_sized(store, args, 80, 24)
+}
+
+/// The binary on `store` in a terminal of `width`×`height` from its first
+/// frame: a `resize-window` after the start races the keys sent next (on a
+/// loaded machine the resize arrived after `PageDown`, which then moved by
+/// a screen of the old height).
+fn start_sized(store: &Path, args: &str, width: u16, height: u16) -> Session {
     let bin = env!("CARGO_BIN_EXE_cottas-tui");
-    start_command(&format!("{bin} {} {args}", store.display()))
+    start_command_sized(&format!("{bin} {} {args}", store.display()), width, height)
 }
 
 /// A shell command line under a new tmux session of 80×24.
 fn start_command(command: &str) -> Session {
+    start_command_sized(command, 80, 24)
+}
+
+fn start_command_sized(command: &str, width: u16, height: u16) -> Session {
     static SESSIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = format!("cottas-e2e-{}-{n}", std::process::id());
     let st = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &name, "-x", "80", "-y", "24"])
+        .args(["new-session", "-d", "-s", &name, "-x", &width.to_string(), "-y", &height.to_string()])
         .arg(command)
         .env("TERM", "xterm-256color")
         .status()
@@ -328,11 +340,7 @@ fn a_changed_footer_is_found_and_restored_at_the_keyboard() {
         let field = spans.iter().find(|s| s.name.ends_with("columns[1].meta_data.data_page_offset")).unwrap();
         bytes[field.range.start as usize] ^= 0x04;
         std::fs::write(&base, &bytes).unwrap();
-        let s = start(&store, "--write");
-        Command::new("tmux")
-            .args(["resize-window", "-t", &s.0, "-x", &w.to_string(), "-y", &h.to_string()])
-            .status()
-            .unwrap();
+        let s = start_sized(&store, "--write", w, h);
         let screen = s.wait_for("r: put back the footer of v2/data.cottas from its copy");
         let first = screen.lines().nth(1).unwrap();
         assert!(first.starts_with("✗ v2 (current) does not open"), "{w}×{h}: {screen}");
@@ -374,8 +382,7 @@ fn the_decoder_moves_by_screens_and_percentages_at_the_keyboard() {
         return;
     }
     let (_dir, store) = demo_store();
-    let s = start(&store, "");
-    Command::new("tmux").args(["resize-window", "-t", &s.0, "-x", "160", "-y", "45"]).status().unwrap();
+    let s = start_sized(&store, "", 160, 45);
     s.wait_for("current -> v2");
     s.command(":open v2/data.cottas");
     s.wait_for("data.cottas —");
