@@ -399,6 +399,23 @@ fn result_columns_fit_wide_characters() {
     assert!(cells.contains("\"東京😀\"\"nextnnn"), "{row}");
 }
 
+/// A column is capped so that the next ones fit, but a wide terminal gives
+/// what is left to the capped one: a 100-character cell shows whole at 160
+/// columns and is cut with `…` at 80.
+#[test]
+fn a_long_cell_shows_whole_when_the_terminal_has_room() {
+    let (_d, store) = demo_store();
+    let mut a = app(&store, false);
+    a.tab = Tab::Query;
+    let long = format!("urn:{}", "x".repeat(96));
+    a.query.text = format!("SELECT ?s ?o {{ VALUES (?s ?o) {{ (<urn:a> <{long}>) }} }}");
+    act(&mut a, Action::RunQuery);
+    let wide = text(&draw(&a, 160, 24));
+    assert!(wide.contains(&format!("<{long}>")), "{wide}");
+    let narrow = text(&draw(&a, 80, 24));
+    assert!(!narrow.contains(&format!("<{long}>")) && narrow.contains("xxx…"), "{narrow}");
+}
+
 /// Counts the query view answers from the sidecars (a count per graph, a
 /// count of a union) equal the same counts evaluated (the shape broken by a
 /// `FILTER(true)`, which no shortcut takes).
@@ -1569,12 +1586,13 @@ fn numbers_read_as_numbers_and_cut_cells_end_in_an_ellipsis() {
     act(&mut a, Action::Worker(worker::Msg::QueryDone(table)));
     act(&mut a, Action::ToggleIris);
     assert!(a.query.full_iris);
-    for (w, h) in [(80, 24), (200, 50)] {
+    // Cut at 80 columns; whole at 200, where the row has room for it.
+    for (w, h, cut) in [(80, 24, true), (200, 50, false)] {
         let t = text(&draw(&a, w, h));
         assert!(t.contains("24297") && !t.contains("XMLSchema#integer"), "{w}×{h}: {t}");
         let line = t.lines().find(|l| l.contains("<http://www.Department0.University0.edu/Graduate"));
-        assert!(line.is_some_and(|l| l.contains('…')), "{w}×{h}: {t}");
-        assert!(!t.contains(&long), "the long IRI is cut at {w}×{h}");
+        assert_eq!(line.is_some_and(|l| l.contains('…')), cut, "{w}×{h}: {t}");
+        assert_eq!(!t.contains(&long), cut, "the long IRI at {w}×{h}");
     }
 }
 

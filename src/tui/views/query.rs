@@ -321,16 +321,26 @@ fn render_note(f: &mut Frame, area: Rect, note: &str) -> Rect {
 /// what is left.
 fn column_widths(cells: &[Vec<String>], vars: &[String], first: usize, width: u16) -> Vec<u16> {
     const CAP: usize = 60;
-    let mut widths = Vec::new();
+    let widest: Vec<usize> = (first..vars.len())
+        .map(|c| cells.iter().map(|row| row[c].width()).chain([vars[c].len() + 1]).max().unwrap_or(4))
+        .collect();
+    let mut widths: Vec<u16> = Vec::new();
     let mut used = 0u16;
-    for c in first..vars.len() {
-        let widest = cells.iter().map(|row| row[c].width()).chain([vars[c].len() + 1]).max().unwrap_or(4);
-        let w = widest.clamp(4, CAP) as u16;
+    for &wide in &widest {
+        let w = wide.clamp(4, CAP) as u16;
         if used + w > width && !widths.is_empty() {
             break;
         }
         widths.push(w.min(width.saturating_sub(used)));
         used = used.saturating_add(w + 1);
+    }
+    // What the columns leave of the width goes to those the cap cut, left
+    // to right: a wide terminal shows a long IRI whole.
+    let mut spare = width.saturating_sub(used.saturating_sub(1));
+    for (w, &wide) in widths.iter_mut().zip(&widest) {
+        let grow = (wide.min(u16::MAX as usize) as u16).saturating_sub(*w).min(spare);
+        *w += grow;
+        spare -= grow;
     }
     widths
 }
