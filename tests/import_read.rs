@@ -477,6 +477,18 @@ fn the_fast_chunk_decoder_agrees_with_the_parquet_crate() {
         assert_eq!(common::fast_decoder_agrees(&s), 4 * s.base.num_row_groups(), "{dictionary:?}");
     }
 
+    // Another producer's pages of at most 64 rows: a sparse read skips the
+    // pages without a wanted row, and reads runs and bit-packed groups at
+    // the wanted rows alone.
+    let v = dir.path().join("paged/v1");
+    let text: Vec<[String; 4]> =
+        rows.iter().map(|r| r.clone().map(|b| String::from_utf8(b).unwrap())).collect();
+    common::foreign_base_paged(&v, &text, 2_000, Some(64));
+    let o = bin().arg("index").arg(&v).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = Store::open(&v).unwrap();
+    assert_eq!(common::fast_decoder_agrees(&s), 4 * s.base.num_row_groups());
+
     // The file pycottas (through DuckDB) wrote, once we have indexed it.
     let v = dir.path().join("py/v1");
     std::fs::create_dir_all(&v).unwrap();

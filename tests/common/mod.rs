@@ -155,15 +155,34 @@ pub fn fast_decoder_agrees(store: &cottas_tui::store::versions::open::Store) -> 
                 assert_eq!(fast, slow, "fast decoder, row group {rg} column {col}");
                 fast_chunks += 1;
             }
-            // Sparse reads: every 7th row, the last row, and the first.
+            // Sparse reads: every 7th row, the last row, the first, and
+            // random selections (most pages then hold no wanted row).
             let rows = slow.len() as u32;
             let mut at: Vec<u32> = (0..rows).step_by(7).collect();
             at.push(rows.saturating_sub(1));
             at.dedup();
-            for want in [&at[..], &at[..1], &at[at.len() - 1..]] {
-                if let Some(sparse) = base.read_ids_at(rg, col, want, &mut lookup).unwrap() {
+            let mut rng = Rng(rg as u64 * 4 + col as u64);
+            let random: Vec<Vec<u32>> = (0..3)
+                .map(|k| {
+                    let mut pick: Vec<u32> =
+                        (0..1 + k * 5).map(|_| (rng.next() % u64::from(rows.max(1))) as u32).collect();
+                    pick.sort_unstable();
+                    pick.dedup();
+                    pick
+                })
+                .collect();
+            let fast_took = base.read_ids(rg, col, &mut lookup).unwrap().is_some();
+            for want in
+                [&at[..], &at[..1], &at[at.len() - 1..]].into_iter().chain(random.iter().map(|r| &r[..]))
+            {
+                let sparse = base.read_ids_at(rg, col, want, &mut lookup).unwrap();
+                assert!(
+                    sparse.is_some() || !fast_took,
+                    "sparse declined where whole chunks decode, {rg}/{col}"
+                );
+                if let Some(sparse) = sparse {
                     let picked: Vec<u32> = want.iter().map(|&r| slow[r as usize]).collect();
-                    assert_eq!(sparse, picked, "sparse decoder, row group {rg} column {col}");
+                    assert_eq!(sparse, picked, "sparse decoder, row group {rg} column {col}, rows {want:?}");
                 }
             }
             if col == 0 {
@@ -238,6 +257,17 @@ pub fn announce(line: &str) {
 /// groups of `rg`, with no sidecars: written with the parquet crate's own
 /// writer, as a producer other than this program would.
 pub fn foreign_base(version_dir: &std::path::Path, rows: &[[String; 4]], rg: usize) {
+    foreign_base_paged(version_dir, rows, rg, None)
+}
+
+/// [`foreign_base`] with at most `page_rows` rows a data page (the parquet
+/// crate's writer otherwise puts a small row group's column in one page).
+pub fn foreign_base_paged(
+    version_dir: &std::path::Path,
+    rows: &[[String; 4]],
+    rg: usize,
+    page_rows: Option<usize>,
+) {
     use parquet::data_type::{ByteArray, ByteArrayType};
     use parquet::file::properties::WriterProperties;
     use parquet::file::writer::SerializedFileWriter;
@@ -247,10 +277,13 @@ pub fn foreign_base(version_dir: &std::path::Path, rows: &[[String; 4]], rg: usi
     let schema = "message quads { required binary s (STRING); required binary p (STRING); \
                   required binary o (STRING); required binary g (STRING); }";
     let schema = Arc::new(parse_message_type(schema).unwrap());
-    let props = WriterProperties::builder()
+    let mut props = WriterProperties::builder()
         .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
-        .set_created_by("another producer".into())
-        .build();
+        .set_created_by("another producer".into());
+    if let Some(n) = page_rows {
+        props = props.set_data_page_row_count_limit(n).set_write_batch_size(n);
+    }
+    let props = props.build();
     let file = std::fs::File::create(version_dir.join("data.cottas")).unwrap();
     let mut writer = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
     for group in rows.chunks(rg) {

@@ -97,6 +97,11 @@ fn decode(
             DATA_PAGE => {
                 let h = header.data_page?;
                 let n = usize::try_from(h.num_values).ok()?;
+                if want.is_some() && sink.next_wanted_within(n).is_none() {
+                    // No wanted row on this page: not decompressed.
+                    sink.pass(n);
+                    continue;
+                }
                 let data = decompress(info.codec, page, raw_len, &mut scratch)?;
                 let mut r = Reader::new(data);
                 if info.max_def_level == 1 {
@@ -116,6 +121,10 @@ fn decode(
                     return None;
                 }
                 let n = usize::try_from(h.num_values).ok()?;
+                if want.is_some() && sink.next_wanted_within(n).is_none() {
+                    sink.pass(n);
+                    continue;
+                }
                 // Levels stay uncompressed in front of the (maybe compressed) values.
                 let levels = usize::try_from(h.definition_levels_byte_length).ok()?;
                 if levels > page.len() {
@@ -174,6 +183,18 @@ impl<'w, 'l> RowSink<'w, 'l> {
             }
             Some(_) => false,
         }
+    }
+
+    /// Where among the next `len` rows the next wanted one is, if it is
+    /// among them (never, when every row is wanted: that is not sparse).
+    fn next_wanted_within(&self, len: usize) -> Option<usize> {
+        let next = *self.want?.get(self.next_want)? as usize;
+        (next < self.row + len).then(|| next - self.row)
+    }
+
+    /// Moves past `len` rows whose wanted cells were taken already.
+    fn pass(&mut self, len: usize) {
+        self.row += len;
     }
 
     fn finish(self) -> Option<Vec<u32>> {
@@ -259,6 +280,10 @@ fn values(
 ) -> Option<()> {
     let mut last: Option<(&[u8], u32)> = None;
     match encoding {
+        RLE_DICTIONARY | PLAIN_DICTIONARY if sink.want.is_some() => {
+            let (&width, runs) = data.split_first()?;
+            hybrid_wanted(runs, width, n, dict?, sink)
+        }
         RLE_DICTIONARY | PLAIN_DICTIONARY => {
             let dict = dict?;
             let (&width, runs) = data.split_first()?;
@@ -323,6 +348,20 @@ fn all_defined(levels: &[u8], n: usize) -> Option<bool> {
 
 /// The RLE / bit-packed hybrid encoding: calls `f` for each of `n` values.
 fn hybrid(data: &[u8], width: u8, n: usize, f: &mut dyn FnMut(u32) -> Option<()>) -> Option<()> {
+    runs(data, width, n, &mut |len, run| match run {
+        Run::Repeat(v) => (0..len).try_for_each(|_| f(v)),
+        Run::Packed(bytes) => unpack(bytes, width, len, f),
+    })
+}
+
+/// The runs that make up `n` hybrid-encoded values, each with how many of
+/// the `n` it holds.
+fn runs<'a>(
+    data: &'a [u8],
+    width: u8,
+    n: usize,
+    f: &mut dyn FnMut(usize, Run<'a>) -> Option<()>,
+) -> Option<()> {
     if width > 32 {
         return None;
     }
@@ -331,25 +370,63 @@ fn hybrid(data: &[u8], width: u8, n: usize, f: &mut dyn FnMut(u32) -> Option<()>
     let value_bytes = usize::from(width).div_ceil(8);
     while done < n {
         let header = r.uleb()?;
-        if header & 1 == 0 {
-            let run = usize::try_from(header >> 1).ok()?;
+        let (len, run) = if header & 1 == 0 {
             let mut v = 0u32;
             for (i, b) in r.take(value_bytes)?.iter().enumerate() {
                 v |= u32::from(*b) << (8 * i);
             }
-            for _ in 0..run.min(n - done) {
-                f(v)?;
-            }
-            done += run.min(n - done);
+            (usize::try_from(header >> 1).ok()?.min(n - done), Run::Repeat(v))
         } else {
             let groups = usize::try_from(header >> 1).ok()?;
             let bytes = r.take(groups.checked_mul(usize::from(width))?)?;
-            let count = (groups * 8).min(n - done);
-            unpack(bytes, width, count, f)?;
-            done += count;
-        }
+            ((groups * 8).min(n - done), Run::Packed(bytes))
+        };
+        f(len, run)?;
+        done += len;
     }
     Some(())
+}
+
+/// The wanted cells among a dictionary-encoded page's `n` rows, without
+/// visiting the others: a run answers every wanted row in it at once, and a
+/// bit-packed group is read at each wanted row's bit offset. A sparse
+/// lookup at 100M quads walked 122,880 values a row group to take about 60.
+fn hybrid_wanted(data: &[u8], width: u8, n: usize, dict: &mut DictPage, sink: &mut RowSink) -> Option<()> {
+    runs(data, width, n, &mut |len, run| {
+        while let Some(k) = sink.next_wanted_within(len) {
+            sink.next_want += 1;
+            let value = match run {
+                Run::Repeat(v) => v,
+                Run::Packed(bytes) => packed_value(bytes, width, k)?,
+            };
+            let id = dict.id(value as usize, sink.lookup)?;
+            sink.out.push(id);
+        }
+        sink.pass(len);
+        Some(())
+    })
+}
+
+/// One run of the hybrid encoding: one value repeated, or bit-packed values.
+#[derive(Clone, Copy)]
+enum Run<'a> {
+    Repeat(u32),
+    Packed(&'a [u8]),
+}
+
+/// Value `k` of little-endian bit-packed values of `width` (≤ 32) bits.
+fn packed_value(bytes: &[u8], width: u8, k: usize) -> Option<u32> {
+    if width == 0 {
+        return Some(0);
+    }
+    let bit = k.checked_mul(usize::from(width))?;
+    let (first, shift) = (bit / 8, bit % 8);
+    let mut acc = 0u64;
+    for i in 0..(shift + usize::from(width)).div_ceil(8) {
+        acc |= u64::from(*bytes.get(first + i)?) << (8 * i);
+    }
+    let mask = if width == 32 { u64::from(u32::MAX) } else { (1u64 << width) - 1 };
+    Some(((acc >> shift) & mask) as u32)
 }
 
 /// `count` little-endian bit-packed values of `width` bits.
@@ -489,6 +566,26 @@ mod tests {
         })
         .unwrap();
         assert_eq!(got, [3, 3, 3, 3, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
+    }
+
+    /// A value read at its bit offset is the value the sequential unpacking
+    /// gives, at every width.
+    #[test]
+    fn packed_values_read_at_an_offset_equal_the_unpacked_ones() {
+        let bytes: Vec<u8> = (0..160u32).map(|i| (i.wrapping_mul(37) ^ 0x5a) as u8).collect();
+        for width in 0..=32u8 {
+            let count = (bytes.len() * 8 / usize::from(width.max(1))).min(40);
+            let mut all = Vec::new();
+            unpack(&bytes, width, count, &mut |v| {
+                all.push(v);
+                Some(())
+            })
+            .unwrap();
+            for (k, &v) in all.iter().enumerate() {
+                assert_eq!(packed_value(&bytes, width, k), Some(v), "width {width}, value {k}");
+            }
+        }
+        assert_eq!(packed_value(&[0xff], 9, 0), None, "past the bytes is None, not a panic");
     }
 
     #[test]
