@@ -92,6 +92,12 @@ pub struct CheckedFile {
     check: Check,
     /// The open file, for reads that bypass the mapping ([`Self::sparse_byte`]).
     handle: Option<std::fs::File>,
+    /// Whether `_owner` is a file mapping, whose pages [`Self::release_pages`]
+    /// may give back. Bytes in memory (tests) never are: `MADV_DONTNEED`
+    /// on heap pages zeroes them, and a page-aligned buffer's last page
+    /// holds the allocator's own records (a unit test's dictionary built
+    /// in memory crashed glibc's malloc that way, once in many runs).
+    mapped: bool,
 }
 
 // SAFETY: `ptr..ptr+len` is a shared, never-mutated view into `_owner`,
@@ -132,12 +138,20 @@ impl CheckedFile {
     /// Gives back this file's resident mapped pages ([`release_mapped_pages`]):
     /// they are read again from the page cache where next touched.
     pub fn release_pages(&self) {
+        if !self.mapped {
+            return;
+        }
         // SAFETY: `ptr..ptr+len` is the live view `_owner` keeps (see above).
         release_mapped_pages(unsafe { std::slice::from_raw_parts(self.ptr, self.len) });
     }
 
-    /// Bytes already checked whole.
+    /// A mapped file's bytes ([`map_with_handle`]), already checked whole.
     pub fn whole(path: &Path, bytes: SharedFile) -> Self {
+        CheckedFile { mapped: true, ..Self::new(path, bytes, Check::Whole) }
+    }
+
+    /// Bytes in memory, already checked whole; never released.
+    pub fn whole_in_memory(path: &Path, bytes: SharedFile) -> Self {
         Self::new(path, bytes, Check::Whole)
     }
 
@@ -148,7 +162,7 @@ impl CheckedFile {
             let s: &[u8] = (*owner).as_ref();
             (s.as_ptr(), s.len())
         };
-        CheckedFile { path: path.to_path_buf(), _owner: owner, ptr, len, check, handle: None }
+        CheckedFile { path: path.to_path_buf(), _owner: owner, ptr, len, check, handle: None, mapped: false }
     }
 
     /// Bytes checked block by block against `table` (whose own digest the
@@ -165,7 +179,8 @@ impl CheckedFile {
         let blocks = ((*bytes).as_ref().len() as u64).div_ceil(size);
         let done = (0..blocks.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
         let check = Check::Blocks { size, table: table.file, at: table.offset, done, digests: table.digests };
-        CheckedFile { handle, ..Self::new(path, bytes, check) }
+        // Only a mapped file comes with its handle; bytes in memory do not.
+        CheckedFile { mapped: handle.is_some(), handle, ..Self::new(path, bytes, check) }
     }
 
     pub fn path(&self) -> &Path {
@@ -369,6 +384,34 @@ mod tests {
 
     fn table_bytes(bytes: &[u8]) -> Vec<u8> {
         crate::format::blocks::table_of(bytes, 4096).iter().flat_map(|d| d.to_le_bytes()).collect()
+    }
+
+    /// Two whole pages of the heap, page-aligned: what `MADV_DONTNEED`
+    /// would zero if it were given them.
+    #[repr(align(4096))]
+    struct Pages([u8; 8192]);
+
+    impl AsRef<[u8]> for Pages {
+        fn as_ref(&self) -> &[u8] {
+            &self.0
+        }
+    }
+
+    #[test]
+    fn releasing_pages_leaves_bytes_in_memory_alone() {
+        let bytes: SharedFile = Arc::new(Pages([0xab; 8192]));
+        for file in [
+            CheckedFile::whole_in_memory(Path::new("x.dict"), bytes.clone()),
+            checked_with(
+                vec![0xab; 8192],
+                table_bytes(&[0xab; 8192]),
+                &[0xab; 8192],
+                &table_bytes(&[0xab; 8192]),
+            ),
+        ] {
+            file.release_pages();
+            assert!(file.all().iter().all(|&b| b == 0xab), "heap bytes were zeroed");
+        }
     }
 
     #[test]

@@ -504,7 +504,7 @@ mod tests {
     fn dict_map(tokens: &[Vec<u8>]) -> DictMap {
         let d = dict::Dict::from_sorted(tokens.iter().map(Vec::as_slice));
         let bytes: crate::store::sidecars::checked::SharedFile = Arc::new(dict::encode(&d));
-        DictMap::open(CheckedFile::whole(std::path::Path::new("test.dict"), bytes)).unwrap()
+        DictMap::open(CheckedFile::whole_in_memory(std::path::Path::new("test.dict"), bytes)).unwrap()
     }
 
     #[test]
