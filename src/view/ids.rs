@@ -138,6 +138,9 @@ impl<'a> IdQuads<'a> {
         let Some(scan) = self.scan.as_mut() else { return Ok(Next::End) };
         let Some(rows) = scan.next_group(self.view.cache) else { return Ok(Next::End) };
         let Rows::Ids { dicts, mut ids } = rows? else { return Ok(Next::Tokens) };
+        if !self.check_rows && self.copies.is_none() {
+            return Ok(Next::Rows(IdRows { dicts, ids }));
+        }
         let mut keep = Vec::with_capacity(ids.len());
         for r in &ids {
             keep.push(self.shows(dicts, r)? && !self.is_copy(dicts, r)?);

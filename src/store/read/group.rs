@@ -168,13 +168,19 @@ impl<'s> Group<'s> {
     ) -> Result<Option<Vec<[u32; 4]>>, StoreError> {
         let (rows, bound) = (self.rows, self.bound);
         let mut at: Vec<u32> = cand.iter().copied().filter(|&r| (r as usize) < rows).collect();
-        at.sort_unstable();
-        at.dedup();
+        // `.p.offsets` and postings hand them over ascending already.
+        if !at.windows(2).all(|w| w[0] < w[1]) {
+            at.sort_unstable();
+            at.dedup();
+        }
         ex.rows_probed += at.len();
         let bound_cols = bound.iter().map(|b| b.col);
         let order: Vec<usize> =
             bound_cols.clone().chain((0..4).filter(|c| !bound.iter().any(|b| b.col == *c))).collect();
+        // A column not read, or whose every cell is known, stays empty and
+        // its cells are `fill`'s.
         let mut vals: [Vec<u32>; 4] = Default::default();
+        let mut fill = [NOT_READ; 4];
         for c in order {
             // The candidates are exactly the rows whose `source` cell is the
             // bound term: with one id its cells are known without reading
@@ -186,11 +192,10 @@ impl<'s> Group<'s> {
                     _ => None,
                 });
             if let Some(id) = known {
-                vals[c] = vec![id; at.len()];
+                fill[c] = id;
                 continue;
             }
             if !self.columns[c] && !bound.iter().any(|b| b.col == c) {
-                vals[c] = vec![NOT_READ; at.len()];
                 continue;
             }
             let Some(v) = self.cells_at(c, &at, dicts[c], ex)? else { return Ok(None) };
@@ -207,8 +212,8 @@ impl<'s> Group<'s> {
             let mut k = keep.iter();
             at.retain(|_| *k.next().unwrap_or(&false));
         }
-        let [s, p, o, g] = &vals;
-        Ok(Some((0..at.len()).map(|i| [s[i], p[i], o[i], g[i]]).collect()))
+        let cell = |c: usize, i: usize| vals[c].get(i).copied().unwrap_or(fill[c]);
+        Ok(Some((0..at.len()).map(|i| [cell(0, i), cell(1, i), cell(2, i), cell(3, i)]).collect()))
     }
 
     /// Column `col`'s ids at local rows `at`: from the cache when the whole
@@ -400,7 +405,11 @@ impl<'s> Group<'s> {
         if let Some((source, c)) = &cand {
             if c.len() * SPARSE <= rows || (self.one_pass && c.len() < rows) {
                 if let Some(found) = self.probe_sparse(*source, c, dicts, ex)? {
-                    out.extend(found);
+                    if out.is_empty() {
+                        *out = found;
+                    } else {
+                        out.extend(found);
+                    }
                     return Ok(());
                 }
             }
