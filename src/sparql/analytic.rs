@@ -940,7 +940,6 @@ impl<'a> KeyCounts<'a> {
         std::rc::Rc::clone(listed)
     }
 
-    /// How many rows hold the key `key` (an added quad's), over all parts.
     /// How many pairs `op`'s rows make with these rows through the key:
     /// `op`'s rows streamed past these counts, never counted themselves
     /// (for a join of 2M rows with 690K at 10M quads, a second vector of
@@ -977,6 +976,7 @@ impl<'a> KeyCounts<'a> {
         Ok(Some(n))
     }
 
+    /// How many rows hold the key `key` (an added quad's), over all parts.
     fn total_for(&self, ds: &StoreDataset, key: &AddedKey) -> Result<usize, StoreError> {
         let mut n = self.added.get(key).copied().unwrap_or(0);
         let (v, g) = key;

@@ -8,9 +8,10 @@
 //! scanned, and a bound object finds its rows in a per-row-group postings list.
 //! Without sidecars, Parquet min/max statistics and bloom filters prune
 //! instead. Probing many row groups' bits is split across the cores: each
-//! is a block of its own to read and hash, a stride of the file apart. Columns are cached as dictionary ids, decoded from the base's own
-//! cells, so a stale sidecar can cost speed but never yields a wrong row; the
-//! one exception is subject ids read straight off `.s.offsets`, which is done
+//! is a block of its own to read and hash, a stride of the file apart.
+//! Columns are cached as dictionary ids, decoded from the base's own cells,
+//! so a stale sidecar can cost speed but never yields a wrong row; the one
+//! exception is subject ids read straight off `.s.offsets`, which is done
 //! only when the sidecars' digests prove they were built from this base.
 
 use std::collections::{HashMap, VecDeque};
