@@ -97,9 +97,7 @@ fn decode(
             DATA_PAGE => {
                 let h = header.data_page?;
                 let n = usize::try_from(h.num_values).ok()?;
-                if want.is_some() && sink.next_wanted_within(n).is_none() {
-                    // No wanted row on this page: not decompressed.
-                    sink.pass(n);
+                if sink.passes_unwanted_page(n) {
                     continue;
                 }
                 let data = decompress(info.codec, page, raw_len, &mut scratch)?;
@@ -121,8 +119,7 @@ fn decode(
                     return None;
                 }
                 let n = usize::try_from(h.num_values).ok()?;
-                if want.is_some() && sink.next_wanted_within(n).is_none() {
-                    sink.pass(n);
+                if sink.passes_unwanted_page(n) {
                     continue;
                 }
                 // Levels stay uncompressed in front of the (maybe compressed) values.
@@ -190,6 +187,16 @@ impl<'w, 'l> RowSink<'w, 'l> {
     fn next_wanted_within(&self, len: usize) -> Option<usize> {
         let next = *self.want?.get(self.next_want)? as usize;
         (next < self.row + len).then(|| next - self.row)
+    }
+
+    /// On a sparse read, moves past a page of `len` rows none of which is
+    /// wanted, so it is not decompressed; false when the page is to be read.
+    fn passes_unwanted_page(&mut self, len: usize) -> bool {
+        let unwanted = self.want.is_some() && self.next_wanted_within(len).is_none();
+        if unwanted {
+            self.pass(len);
+        }
+        unwanted
     }
 
     /// Moves past `len` rows whose wanted cells were taken already.

@@ -934,14 +934,6 @@ impl Store {
     /// filters without.
     fn prune(&self, bound: &[Bound], keep: &mut [bool], ex: &mut Explain) {
         let sc = &self.sidecars;
-        let prune = |keep: &mut [bool], counter: &mut usize, test: &dyn Fn(usize) -> bool| {
-            for (rg, k) in keep.iter_mut().enumerate() {
-                if *k && !test(rg) {
-                    *k = false;
-                    *counter += 1;
-                }
-            }
-        };
         // A sidecar block that fails its digest keeps the row group (reads
         // it), and the first such fault is reported.
         let fault: Mutex<Option<StoreError>> = Default::default();
@@ -963,13 +955,14 @@ impl Store {
                 }
                 _ => {
                     let toks = &b.tokens;
-                    prune(keep, &mut ex.pruned_by_statistics, &|rg| match self.base.min_max(rg, b.col) {
-                        Some((lo, hi)) => toks
-                            .iter()
-                            .any(|t| lo.as_slice() <= t.as_slice() && t.as_slice() <= hi.as_slice()),
-                        None => true,
-                    });
-                    prune(keep, &mut ex.pruned_by_bloom, &|rg| {
+                    ex.pruned_by_statistics +=
+                        prune_from(0, keep, &|rg| match self.base.min_max(rg, b.col) {
+                            Some((lo, hi)) => toks
+                                .iter()
+                                .any(|t| lo.as_slice() <= t.as_slice() && t.as_slice() <= hi.as_slice()),
+                            None => true,
+                        });
+                    ex.pruned_by_bloom += prune_from(0, keep, &|rg| {
                         toks.iter().any(|t| self.base.bloom_may_contain(rg, b.col, t).unwrap_or(true))
                     });
                 }
@@ -1017,16 +1010,7 @@ fn probe_row_groups(
 ) {
     let live = keep.iter().filter(|k| **k).count();
     let threads = (live.saturating_mul(probes.max(1)) / PROBES_PER_THREAD).clamp(1, cores());
-    let run = |first: usize, part: &mut [bool]| {
-        let mut n = 0;
-        for (i, k) in part.iter_mut().enumerate() {
-            if *k && !test(first + i) {
-                *k = false;
-                n += 1;
-            }
-        }
-        n
-    };
+    let run = |first: usize, part: &mut [bool]| prune_from(first, part, test);
     if threads == 1 {
         *pruned += run(0, keep);
         return;
@@ -1040,6 +1024,19 @@ fn probe_row_groups(
             .collect();
         parts.into_iter().map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).sum::<usize>()
     });
+}
+
+/// Drops from `keep`, whose first entry is row group `first`, the row
+/// groups `test` rules out; how many it dropped.
+fn prune_from(first: usize, keep: &mut [bool], test: &dyn Fn(usize) -> bool) -> usize {
+    let mut n = 0;
+    for (i, k) in keep.iter_mut().enumerate() {
+        if *k && !test(first + i) {
+            *k = false;
+            n += 1;
+        }
+    }
+    n
 }
 
 #[cfg(test)]
